@@ -1,0 +1,297 @@
+//! The `prvsight` command line: convert, inspect and check, on the same core as the browser page.
+
+#[cfg(target_family = "wasm")]
+fn main() {}
+
+#[cfg(not(target_family = "wasm"))]
+fn main() {
+    std::process::exit(cli::main());
+}
+
+#[cfg(not(target_family = "wasm"))]
+mod cli {
+    use std::fs::File;
+    use std::io::{BufWriter, IsTerminal, Write};
+    use std::path::{Path, PathBuf};
+    use std::time::Instant;
+
+    use clap::{Parser, Subcommand};
+    use flate2::write::GzEncoder;
+    use prvsight::nsys::Export;
+    use prvsight::paraver::ParaverWriter;
+    use prvsight::pipeline::{self, Progress};
+    use prvsight::{Error, Options, Result};
+
+    #[derive(Parser)]
+    #[command(
+        name = "prvsight",
+        version,
+        about = "Nsight Systems SQLite exports → Paraver traces and GPU efficiency metrics"
+    )]
+    struct Cli {
+        #[command(subcommand)]
+        command: Command,
+    }
+
+    #[derive(Subcommand)]
+    enum Command {
+        /// Convert one or more exports (one per rank/process) into one Paraver trace.
+        Convert {
+            /// Exports written by `nsys export --type sqlite`.
+            #[arg(required = true)]
+            inputs: Vec<PathBuf>,
+            /// Output trace: NAME.prv or NAME.prv.gz (NAME.pcf and NAME.row are written beside it).
+            #[arg(short, long)]
+            output: Option<PathBuf>,
+            /// Record families to convert, comma-separated: kernel,memcpy,memset,cuda-api,nvtx (default: all present).
+            #[arg(short = 't', long = "trace")]
+            trace: Option<String>,
+            /// No progress bar and no summary.
+            #[arg(short, long)]
+            quiet: bool,
+        },
+        /// Show what an export holds: nsys and schema versions, tables and row counts, resources.
+        Info {
+            #[arg(required = true)]
+            inputs: Vec<PathBuf>,
+        },
+        /// Check a Paraver trace (.prv or .prv.gz with its .pcf and .row) against the format rules.
+        Check { trace: PathBuf },
+    }
+
+    pub fn main() -> i32 {
+        let cli = Cli::parse();
+        let result = match cli.command {
+            Command::Convert {
+                inputs,
+                output,
+                trace,
+                quiet,
+            } => convert(&inputs, output, trace, quiet),
+            Command::Info { inputs } => info(&inputs),
+            Command::Check { trace } => check(&trace),
+        };
+        match result {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("prvsight: error: {e}");
+                match e {
+                    Error::Usage(_) => 2,
+                    _ => 1,
+                }
+            }
+        }
+    }
+
+    fn options(trace: Option<String>) -> Result<Options> {
+        let mut o = Options::default();
+        if let Some(t) = trace {
+            o.families = Some(Options::parse_families(&t).map_err(Error::Usage)?);
+        }
+        Ok(o)
+    }
+
+    /// `out.prv.gz` → (`out.prv.gz`, `out.pcf`, `out.row`, gzip?).
+    fn output_paths(
+        output: Option<PathBuf>,
+        first_input: &Path,
+    ) -> Result<(PathBuf, PathBuf, PathBuf, bool)> {
+        let out = output.unwrap_or_else(|| first_input.with_extension("prv"));
+        let s = out.to_string_lossy().to_string();
+        let (stem, gz) = if let Some(stem) = s.strip_suffix(".prv.gz") {
+            (stem.to_owned(), true)
+        } else if let Some(stem) = s.strip_suffix(".prv") {
+            (stem.to_owned(), false)
+        } else {
+            return Err(Error::Usage(format!(
+                "output '{s}' must end in .prv or .prv.gz"
+            )));
+        };
+        Ok((
+            out,
+            PathBuf::from(format!("{stem}.pcf")),
+            PathBuf::from(format!("{stem}.row")),
+            gz,
+        ))
+    }
+
+    fn create(p: &Path) -> Result<BufWriter<File>> {
+        File::create(p)
+            .map(|f| BufWriter::with_capacity(1 << 20, f))
+            .map_err(|e| Error::write(p.display(), e))
+    }
+
+    fn open_all(inputs: &[PathBuf]) -> Result<Vec<Export>> {
+        inputs.iter().map(|p| Export::open_path(p)).collect()
+    }
+
+    fn convert(
+        inputs: &[PathBuf],
+        output: Option<PathBuf>,
+        trace: Option<String>,
+        quiet: bool,
+    ) -> Result<()> {
+        let opts = options(trace)?;
+        let (prv_path, pcf_path, row_path, gz) = output_paths(output, &inputs[0])?;
+        let exports = open_all(inputs)?;
+        let started = Instant::now();
+        let show = !quiet && std::io::stderr().is_terminal();
+        let mut last_draw = Instant::now();
+        let mut progress = |p: &Progress| {
+            if show && (last_draw.elapsed().as_millis() > 200 || p.phase != "converting") {
+                last_draw = Instant::now();
+                draw_progress(p);
+            }
+            true
+        };
+        let pcf = create(&pcf_path)?;
+        let row = create(&row_path)?;
+        let prv_file = create(&prv_path)?;
+        let summary = if gz {
+            let mut enc = GzEncoder::new(prv_file, flate2::Compression::new(6));
+            let s = {
+                let mut w = ParaverWriter::new(Box::new(&mut enc), Box::new(pcf), Box::new(row));
+                pipeline::run(&exports, &opts, &mut [&mut w], &mut progress)?
+            };
+            enc.try_finish()
+                .and_then(|_| enc.get_mut().flush())
+                .map_err(|e| Error::write(prv_path.display(), e))?;
+            s
+        } else {
+            let mut w = ParaverWriter::new(Box::new(prv_file), Box::new(pcf), Box::new(row));
+            pipeline::run(&exports, &opts, &mut [&mut w], &mut progress)?
+        };
+        if show {
+            eprint!("\r\x1b[2K");
+        }
+        for w in &summary.warnings {
+            eprintln!("prvsight: warning: {w}");
+        }
+        if !quiet {
+            let secs = started.elapsed().as_secs_f64();
+            eprintln!(
+                "prvsight: wrote {} ({} records, {} threads in {} processes, {:.3} s of trace) in {:.2} s",
+                prv_path.display(),
+                summary.records,
+                summary.trace.objects.threads.len(),
+                summary.trace.objects.processes.len(),
+                summary.trace.end_time as f64 / 1e9,
+                secs
+            );
+            let parts: Vec<String> = summary
+                .counts
+                .iter()
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            eprintln!("prvsight: records: {}", parts.join(", "));
+        }
+        Ok(())
+    }
+
+    fn draw_progress(p: &Progress) {
+        let frac = if p.records_estimate > 0 {
+            (p.records_done as f64 / p.records_estimate as f64).min(1.0)
+        } else {
+            0.0
+        };
+        let width = 30;
+        let filled = (frac * width as f64) as usize;
+        eprint!(
+            "\r\x1b[2K[{}{}] {:>3.0}% {} {} records",
+            "#".repeat(filled),
+            " ".repeat(width - filled),
+            frac * 100.0,
+            p.phase,
+            p.records_done
+        );
+        let _ = std::io::stderr().flush();
+    }
+
+    fn info(inputs: &[PathBuf]) -> Result<()> {
+        let exports = open_all(inputs)?;
+        let plan = pipeline::plan(&exports, &Options::default());
+        for (i, ex) in exports.iter().enumerate() {
+            let s = &ex.schema;
+            println!("{}", ex.label);
+            println!(
+                "  nsys version:   {}",
+                s.product_version
+                    .as_deref()
+                    .unwrap_or("unknown (no export metadata)")
+            );
+            println!(
+                "  schema version: {}{}",
+                s.schema_version.as_deref().unwrap_or("unknown"),
+                s.metadata_table
+                    .as_deref()
+                    .map(|t| format!(" (from {t})"))
+                    .unwrap_or_else(|| " (no metadata table: nsys ≤ 2022)".into())
+            );
+            if let Ok(plan) = &plan {
+                let src = &plan.trace.sources[i];
+                println!("  host:           {}", src.hostname);
+                if let Some(t) = src.session_start_utc_ns {
+                    println!("  session start:  {t} ns since the Unix epoch (UTC); offset in merged trace: {} ns", src.offset_ns);
+                }
+                let d = &plan.discoveries[i];
+                let fams: Vec<String> = d.families.iter().map(|f| f.to_string()).collect();
+                println!(
+                    "  record families: {}",
+                    if fams.is_empty() {
+                        "none".into()
+                    } else {
+                        fams.join(", ")
+                    }
+                );
+            }
+            println!("  tables (rows):");
+            for (t, n) in ex.table_row_counts()? {
+                println!("    {t:<45} {n}");
+            }
+        }
+        match plan {
+            Ok(plan) => {
+                let o = &plan.trace.objects;
+                println!(
+                    "trace: {} node(s), {} process(es), {} thread(s), {} GPU(s), {:.6} s",
+                    o.hosts.len(),
+                    o.processes.len(),
+                    o.threads.len(),
+                    o.devices.len(),
+                    plan.trace.end_time as f64 / 1e9
+                );
+                for (i, _) in o.threads.iter().enumerate() {
+                    println!("  {}", o.thread_label(prvsight::model::ThreadId(i as u32)));
+                }
+                let domains: Vec<&str> = plan
+                    .trace
+                    .domains
+                    .iter()
+                    .map(|d| {
+                        if d.is_empty() {
+                            "(default)"
+                        } else {
+                            d.as_str()
+                        }
+                    })
+                    .collect();
+                println!("  NVTX domains: {}", domains.join(", "));
+            }
+            Err(e) => println!("trace: nothing to convert: {e}"),
+        }
+        Ok(())
+    }
+
+    fn check(trace: &Path) -> Result<()> {
+        let report = prvsight::paraver::check::check_files(trace)?;
+        println!("{report}");
+        if report.is_ok() {
+            Ok(())
+        } else {
+            Err(Error::BadData {
+                file: trace.display().to_string(),
+                why: format!("{} problem(s) found", report.problems.len()),
+            })
+        }
+    }
+}

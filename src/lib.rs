@@ -1,0 +1,14 @@
+//! prvsight: Nsight Systems SQLite exports → Paraver traces and GPU efficiency metrics.
+//!
+//! Flow, one direction: [`nsys`] reads exports → [`model`] is the time-ordered record stream →
+//! sinks ([`paraver`], metrics) → faces (the `prvsight` CLI, the wasm bindings).
+
+pub mod error;
+pub mod model;
+pub mod nsys;
+pub mod options;
+pub mod paraver;
+pub mod pipeline;
+
+pub use error::{Error, Result};
+pub use options::{Family, Options};

@@ -1,0 +1,19 @@
+//! The normalized model every sink consumes: resources (hosts, processes, threads, GPU streams),
+//! interned names, and one time-ordered stream of typed records.
+//!
+//! Times are nanoseconds since the trace origin (the earliest event of all inputs, after clock
+//! alignment), so every sink sees the same, non-negative timeline.
+
+pub mod classify;
+pub mod names;
+pub mod objects;
+pub mod record;
+pub mod sink;
+
+pub use names::{NameId, Names};
+pub use objects::{Device, Host, ObjectModel, Process, ThreadId, ThreadKind, ThreadObj};
+pub use record::*;
+pub use sink::Sink;
+
+/// Nanoseconds since the trace origin.
+pub type Ns = u64;

@@ -1,0 +1,223 @@
+//! Typed records of the model stream. Every record is delivered at its [`Record::time`] (its start),
+//! with its end already known (nsys writes complete intervals), so sinks schedule their own ends.
+
+use serde::Serialize;
+
+use super::{NameId, Ns, ObjectModel, ThreadId};
+
+/// What the whole trace is, known before the first record.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceInfo {
+    pub objects: ObjectModel,
+    /// NVTX domains by global index; index 0 is the default (unnamed) domain.
+    pub domains: Vec<String>,
+    /// End of the trace: the latest end of any record (ns since origin).
+    pub end_time: Ns,
+    /// One entry per input file, in input order.
+    pub sources: Vec<SourceInfo>,
+    /// Local date/time label written in the Paraver header (`DD/MM/YYYY at HH:MM`).
+    pub date_label: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SourceInfo {
+    pub label: String,
+    pub product_version: Option<String>,
+    pub schema_version: Option<String>,
+    pub hostname: String,
+    /// Session start, wall clock (ns since the Unix epoch), when the export has it.
+    pub session_start_utc_ns: Option<i64>,
+    /// Added to this file's timestamps to put them on the merged timeline (before rebasing to 0).
+    pub offset_ns: i64,
+    /// Raw timestamp (this file's clock) that became time 0 of the trace, after the offset.
+    pub origin_raw_ns: i64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum KernelClass {
+    /// Computation: counts as useful GPU time.
+    Compute,
+    /// A communication library kernel (NCCL, NVSHMEM, ...): data movement between GPUs.
+    Communication,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Kernel {
+    /// Demangled full name.
+    pub name: NameId,
+    /// Function name without arguments/templates.
+    pub short_name: NameId,
+    pub class: KernelClass,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub registers_per_thread: u32,
+    pub static_shared_memory: u32,
+    pub dynamic_shared_memory: u32,
+    pub local_memory_per_thread: u32,
+    pub local_memory_total: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Memcpy {
+    /// ENUM_CUDA_MEMCPY_OPER id (1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP, 11-13 unified memory ...).
+    pub copy_kind: u32,
+    pub bytes: u64,
+    /// ENUM_CUDA_MEM_KIND ids, when known.
+    pub src_kind: Option<u32>,
+    pub dst_kind: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Memset {
+    pub bytes: u64,
+    pub value: u64,
+    pub mem_kind: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum GpuOpKind {
+    Kernel(Kernel),
+    Memcpy(Memcpy),
+    Memset(Memset),
+}
+
+/// Work executed on a GPU stream.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuOp {
+    pub thread: ThreadId,
+    /// Index into [`ObjectModel::devices`].
+    pub device: usize,
+    pub start: Ns,
+    pub end: Ns,
+    /// Start of the next operation on the same stream (lookahead, for idle gaps).
+    pub next_on_stream: Option<Ns>,
+    pub correlation_id: u64,
+    pub kind: GpuOpKind,
+}
+
+/// What a host thread is doing inside a traced call (drives its Paraver state).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum HostActivity {
+    /// Inside a CUDA runtime/driver call that does not wait for the GPU.
+    CudaApi,
+    /// Inside a CUDA call that blocks until GPU work completes (synchronize, blocking memcpy).
+    CudaSync,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ApiLayer {
+    Runtime,
+    Driver,
+}
+
+/// A CUDA runtime or driver API call.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CudaCall {
+    /// Name without nsys's `_vNNNN` version suffix.
+    pub name: NameId,
+    pub correlation_id: u64,
+    pub layer: ApiLayer,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum HostCallKind {
+    Cuda(CudaCall),
+}
+
+/// A call on a host thread (CUDA API today; MPI and OS runtime share this shape).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HostCall {
+    pub thread: ThreadId,
+    pub start: Ns,
+    pub end: Ns,
+    /// Start of the next traced call on the same thread (lookahead, for the state between calls).
+    pub next_on_thread: Option<Ns>,
+    pub activity: HostActivity,
+    pub kind: HostCallKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum NvtxRangeKind {
+    /// nvtxRangePush/Pop: nested, same thread.
+    PushPop,
+    /// nvtxRangeStart/End: may overlap others and end on another thread.
+    StartEnd,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NvtxRange {
+    pub thread: ThreadId,
+    /// Thread that ended the range (start/end ranges may end elsewhere).
+    pub end_thread: ThreadId,
+    pub start: Ns,
+    pub end: Ns,
+    pub kind: NvtxRangeKind,
+    /// Index into [`TraceInfo::domains`].
+    pub domain: u32,
+    pub name: NameId,
+    pub category: Option<NameId>,
+    /// ARGB colour the application gave, if any.
+    pub color: Option<u32>,
+    /// The export had no end: the range was closed at the end of the trace.
+    pub unterminated: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NvtxMark {
+    pub thread: ThreadId,
+    pub time: Ns,
+    pub domain: u32,
+    pub name: NameId,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum LinkKind {
+    /// API call → kernel it launched.
+    Launch,
+    /// API call → memcpy/memset it issued.
+    Memory,
+}
+
+/// A causal arrow from a host call to the GPU work it caused, delivered at its send time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Link {
+    pub from: ThreadId,
+    pub send: Ns,
+    pub to: ThreadId,
+    pub recv: Ns,
+    pub bytes: u64,
+    pub kind: LinkKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Record {
+    Gpu(GpuOp),
+    Host(HostCall),
+    Nvtx(NvtxRange),
+    Mark(NvtxMark),
+    Link(Link),
+}
+
+impl Record {
+    /// The time the record is delivered at: its start (a link's send time).
+    pub fn time(&self) -> Ns {
+        match self {
+            Record::Gpu(r) => r.start,
+            Record::Host(r) => r.start,
+            Record::Nvtx(r) => r.start,
+            Record::Mark(r) => r.time,
+            Record::Link(r) => r.send,
+        }
+    }
+
+    /// Fixed rank among records of equal time, so output is deterministic.
+    pub fn family_rank(&self) -> u8 {
+        match self {
+            Record::Nvtx(_) => 0,
+            Record::Host(_) => 1,
+            Record::Link(_) => 2,
+            Record::Gpu(_) => 3,
+            Record::Mark(_) => 4,
+        }
+    }
+}

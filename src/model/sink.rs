@@ -1,0 +1,19 @@
+//! The sink side of the pipeline (idea from ripgrep's `Sink`): the reader pushes each record once,
+//! in time order, to every sink; a sink implements only what it needs. Push keeps one pass over the
+//! export for all outputs, and lets each sink keep just the state it needs (open ranges, unions).
+
+use crate::error::Result;
+use crate::model::{Names, Record, TraceInfo};
+
+pub trait Sink {
+    /// Called once, before any record, when all resources and the time span are known.
+    fn begin(&mut self, _trace: &TraceInfo, _names: &Names) -> Result<()> {
+        Ok(())
+    }
+    /// Called for every record, in non-decreasing [`Record::time`] order.
+    fn record(&mut self, rec: &Record, names: &Names) -> Result<()>;
+    /// Called once after the last record.
+    fn finish(&mut self, _trace: &TraceInfo, _names: &Names) -> Result<()> {
+        Ok(())
+    }
+}

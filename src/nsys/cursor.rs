@@ -1,0 +1,164 @@
+//! Per-input decoding context and the time-ordered cursor type the merge pulls from.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rusqlite::Rows;
+
+use super::discover::StreamKey;
+use super::StringCache;
+use crate::error::{Error, Result};
+use crate::model::{HostActivity, NameId, Names, Ns, Record, ThreadId};
+
+/// Everything needed to turn one export's rows into model records.
+pub struct SourceCx<'c> {
+    pub file: String,
+    /// Added to a raw timestamp to get trace time (clock offset minus origin).
+    pub shift: i64,
+    /// End of the trace (trace time): unterminated ranges close here.
+    pub end_time: Ns,
+    pub threads: HashMap<i64, ThreadId>,
+    /// Stream key → (thread, device index).
+    pub streams: HashMap<StreamKey, (ThreadId, usize)>,
+    /// (globalPid key, domainId) → global domain index.
+    pub domains: HashMap<(i64, i64), u32>,
+    /// (globalPid key, category id) → category name.
+    pub categories: HashMap<(i64, i64), NameId>,
+    pub strings: StringCache<'c>,
+    pub activity_of: HashMap<NameId, HostActivity>,
+    /// Message → number of occurrences, reported once at the end.
+    pub warnings: BTreeMap<String, u64>,
+}
+
+impl SourceCx<'_> {
+    /// Converts a raw timestamp of this export to trace time.
+    pub fn time(&self, raw: i64) -> Ns {
+        (raw.saturating_add(self.shift)).clamp(0, self.end_time as i64) as Ns
+    }
+
+    /// An interval in trace time; a negative duration becomes zero (with a warning).
+    pub fn interval(&mut self, table: &str, start: i64, end: Option<i64>) -> (Ns, Ns) {
+        let s = self.time(start);
+        match end {
+            Some(e) if e >= start => (s, self.time(e)),
+            Some(_) => {
+                self.warn(format!(
+                    "{table}: rows whose end is before their start were given zero duration"
+                ));
+                (s, s)
+            }
+            None => {
+                self.warn(format!(
+                    "{table}: rows without an end were given zero duration"
+                ));
+                (s, s)
+            }
+        }
+    }
+
+    pub fn warn(&mut self, msg: String) {
+        *self.warnings.entry(msg).or_insert(0) += 1;
+    }
+
+    pub fn thread(&self, table: &str, global_tid: i64) -> Result<ThreadId> {
+        self.threads.get(&global_tid).copied().ok_or_else(|| Error::BadData {
+            file: self.file.clone(),
+            why: format!("table {table}: thread {global_tid:#x} appeared after discovery (the file changed while reading?)"),
+        })
+    }
+
+    pub fn bad(&self, why: String) -> Error {
+        Error::BadData {
+            file: self.file.clone(),
+            why,
+        }
+    }
+}
+
+/// Which family module decodes a cursor's rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CursorKind {
+    Gpu,
+    Host,
+    Nvtx,
+    Link,
+}
+
+/// A prepared, time-ordered query of one family in one export.
+pub struct Query {
+    pub kind: CursorKind,
+    pub source: usize,
+    pub sql: String,
+    /// What is read, for messages (a table name or a short description).
+    pub what: &'static str,
+}
+
+/// An open cursor with its next record decoded ahead (the merge compares heads).
+pub struct Cursor<'s> {
+    pub kind: CursorKind,
+    pub source: usize,
+    pub what: &'static str,
+    pub rows: Rows<'s>,
+    pub head: Option<Record>,
+}
+
+impl Cursor<'_> {
+    /// Decodes rows until one yields a record (some rows are skipped), or the cursor ends.
+    pub fn advance(&mut self, cx: &mut SourceCx, names: &mut Names) -> Result<()> {
+        self.head = None;
+        loop {
+            let row = match self.rows.next() {
+                Ok(Some(r)) => r,
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(Error::read(&cx.file, self.what, e)),
+            };
+            let rec = match self.kind {
+                CursorKind::Gpu => super::gpu::decode(row, cx, names),
+                CursorKind::Host => super::host::decode(row, cx, names),
+                CursorKind::Nvtx => super::nvtx::decode(row, cx, names),
+                CursorKind::Link => super::links::decode(row, cx),
+            }?;
+            if rec.is_some() {
+                self.head = rec;
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Reads column `i` as an optional integer, naming the column if its type is wrong.
+pub fn int(row: &rusqlite::Row, i: usize, cx: &SourceCx, what: &str) -> Result<Option<i64>> {
+    use rusqlite::types::ValueRef;
+    match row.get_ref(i) {
+        Ok(ValueRef::Null) => Ok(None),
+        Ok(ValueRef::Integer(v)) => Ok(Some(v)),
+        Ok(ValueRef::Real(v)) if v.fract() == 0.0 && v.abs() < 9.0e18 => Ok(Some(v as i64)),
+        Ok(other) => Err(cx.bad(format!(
+            "{what}: column {} holds {:?}, expected an integer",
+            row.as_ref().column_name(i).unwrap_or("?"),
+            other.data_type()
+        ))),
+        Err(e) => Err(Error::read(&cx.file, what, e)),
+    }
+}
+
+/// Reads column `i` as optional text.
+pub fn text(row: &rusqlite::Row, i: usize, cx: &SourceCx, what: &str) -> Result<Option<String>> {
+    use rusqlite::types::ValueRef;
+    match row.get_ref(i) {
+        Ok(ValueRef::Null) => Ok(None),
+        Ok(ValueRef::Text(t)) => Ok(Some(String::from_utf8_lossy(t).into_owned())),
+        Ok(ValueRef::Integer(v)) => Ok(Some(v.to_string())),
+        Ok(ValueRef::Real(v)) => Ok(Some(v.to_string())),
+        Ok(ValueRef::Blob(_)) => Ok(None),
+        Err(e) => Err(Error::read(&cx.file, what, e)),
+    }
+}
+
+/// Non-negative integer that fits `u32`, else 0 (launch parameters, kinds).
+pub fn u32_or_0(v: Option<i64>) -> u32 {
+    v.and_then(|x| u32::try_from(x).ok()).unwrap_or(0)
+}
+
+pub fn u64_or_0(v: Option<i64>) -> u64 {
+    v.and_then(|x| u64::try_from(x).ok()).unwrap_or(0)
+}

@@ -1,0 +1,414 @@
+//! The pass before the stream: which processes, host threads, GPU streams, devices and NVTX domains
+//! have activity, and the time span. Paraver needs all objects and the end time in the header, so
+//! they are found first with small GROUP BY queries (memory: one entry per resource, not per row).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rusqlite::types::FromSql;
+use rusqlite::Params;
+
+use super::ids::{pid_of, process_key};
+use super::nvtx::{NVTX_CATEGORY, NVTX_MARK, NVTX_RANGE_TYPES, NVTX_START_END_TYPES};
+use super::Export;
+use crate::error::{Error, Result};
+use crate::options::{Family, Options};
+
+/// A GPU stream key: (globalPid, deviceId, contextId, streamId).
+pub type StreamKey = (i64, u32, u32, u32);
+
+#[derive(Clone, Debug, Default)]
+pub struct HostThreadInfo {
+    pub name: Option<String>,
+    /// Start of its first call that sets its state (CUDA API), this file's clock.
+    pub first_busy: Option<i64>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Discovery {
+    pub hostname: String,
+    pub session_start_utc_ns: Option<i64>,
+    /// globalPid key → (pid, process name).
+    pub processes: BTreeMap<i64, (u32, String)>,
+    /// globalTid → info, only threads with activity in the selected families.
+    pub host_threads: BTreeMap<i64, HostThreadInfo>,
+    /// Stream → start of its first operation (this file's clock).
+    pub streams: BTreeMap<StreamKey, i64>,
+    /// CUDA device ordinal → GPU name (when TARGET_INFO_GPU tells).
+    pub devices: BTreeMap<u32, Option<String>>,
+    /// (globalPid key, domainId) → domain name.
+    pub domains: BTreeMap<(i64, i64), String>,
+    /// (globalPid key, domainId) of every non-default domain that has ranges or marks.
+    pub used_domains: BTreeSet<(i64, i64)>,
+    /// (globalPid key, category id) → category name (eventType 33 rows).
+    pub categories: BTreeMap<(i64, i64), String>,
+    /// Number of rows of the selected families (for progress).
+    pub record_estimate: u64,
+    /// globalPid key → MPI rank.
+    pub ranks: BTreeMap<i64, u32>,
+    /// Earliest start and latest end of any selected record (this file's clock), if any record.
+    pub min_time: Option<i64>,
+    pub max_time: Option<i64>,
+    /// Families present (table exists with rows) and selected.
+    pub families: BTreeSet<Family>,
+}
+
+impl Discovery {
+    fn widen(&mut self, lo: Option<i64>, hi: Option<i64>) {
+        if let Some(lo) = lo {
+            self.min_time = Some(self.min_time.map_or(lo, |m| m.min(lo)));
+        }
+        if let Some(hi) = hi {
+            self.max_time = Some(self.max_time.map_or(hi, |m| m.max(hi)));
+        }
+    }
+}
+
+fn rows<T, P: Params>(
+    ex: &Export,
+    what: &str,
+    sql: &str,
+    params: P,
+    f: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
+) -> Result<Vec<T>> {
+    let mut st = ex
+        .conn
+        .prepare(sql)
+        .map_err(|e| Error::read(&ex.label, what, e))?;
+    let it = st
+        .query_map(params, f)
+        .map_err(|e| Error::read(&ex.label, what, e))?;
+    it.collect::<rusqlite::Result<Vec<T>>>()
+        .map_err(|e| Error::read(&ex.label, what, e))
+}
+
+fn scalar<T: FromSql>(
+    ex: &Export,
+    what: &str,
+    sql: &str,
+    params: impl Params,
+) -> Result<Option<T>> {
+    use rusqlite::OptionalExtension;
+    ex.conn
+        .query_row(sql, params, |r| r.get::<_, Option<T>>(0))
+        .optional()
+        .map(Option::flatten)
+        .map_err(|e| Error::read(&ex.label, what, e))
+}
+
+pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
+    let s = &ex.schema;
+    let mut d = Discovery::default();
+    for f in Family::ALL {
+        if opts.wants(f) && s.has_table(f.table()) {
+            let any: Option<i64> = scalar(
+                ex,
+                f.table(),
+                &format!("SELECT 1 FROM {} LIMIT 1", f.table()),
+                [],
+            )?;
+            if any.is_some() {
+                d.families.insert(f);
+            }
+        }
+    }
+
+    // GPU streams and time span of GPU work.
+    for f in [Family::Kernel, Family::Memcpy, Family::Memset] {
+        if !d.families.contains(&f) {
+            continue;
+        }
+        let t = f.table();
+        s.require_columns(
+            &ex.label,
+            t,
+            &["start", "end", "deviceId", "streamId", "globalPid"],
+        )?;
+        let ctx = s.col_or_null(t, "contextId");
+        let sql = format!(
+            "SELECT globalPid, deviceId, COALESCE({ctx}, 0), streamId, MIN(start), MAX(MAX(end, start)), COUNT(*) FROM {t} \
+             WHERE start IS NOT NULL GROUP BY 1, 2, 3, 4"
+        );
+        for (gp, dev, c, st, lo, hi, n) in rows(ex, t, &sql, [], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, Option<i64>>(4)?,
+                r.get::<_, Option<i64>>(5)?,
+                r.get::<_, i64>(6)?,
+            ))
+        })? {
+            d.record_estimate += n as u64;
+            let key = (
+                process_key(gp),
+                to_u32(ex, t, "deviceId", dev)?,
+                to_u32(ex, t, "contextId", c)?,
+                to_u32(ex, t, "streamId", st)?,
+            );
+            if let Some(lo) = lo {
+                let first = d.streams.entry(key).or_insert(lo);
+                *first = (*first).min(lo);
+            }
+            d.devices.entry(key.1).or_insert(None);
+            d.processes
+                .entry(key.0)
+                .or_insert((pid_of(gp), String::new()));
+            d.widen(lo, hi);
+        }
+    }
+
+    // Host threads: CUDA API calls.
+    if d.families.contains(&Family::CudaApi) {
+        let t = Family::CudaApi.table();
+        s.require_columns(
+            &ex.label,
+            t,
+            &["start", "end", "globalTid", "nameId", "correlationId"],
+        )?;
+        let sql = format!("SELECT globalTid, MIN(start), MAX(MAX(end, start)), COUNT(*) FROM {t} WHERE start IS NOT NULL AND globalTid IS NOT NULL GROUP BY 1");
+        for (gt, lo, hi, n) in rows(ex, t, &sql, [], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, Option<i64>>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        })? {
+            d.record_estimate += n as u64;
+            d.host_threads.entry(gt).or_default().first_busy = lo;
+            d.widen(lo, hi);
+        }
+    }
+
+    // Host threads: NVTX ranges and marks (ranges may end on another thread).
+    if d.families.contains(&Family::Nvtx) {
+        let t = Family::Nvtx.table();
+        s.require_columns(&ex.label, t, &["start", "end", "eventType", "globalTid"])?;
+        let types = NVTX_RANGE_TYPES
+            .iter()
+            .chain([NVTX_MARK].iter())
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        let domain = s.col_or_null(t, "domainId");
+        let sql = format!(
+            "SELECT globalTid, COALESCE({domain}, 0), MIN(start), MAX(CASE WHEN end IS NULL OR end < start THEN start ELSE end END), COUNT(*) \
+             FROM {t} WHERE eventType IN ({types}) AND start IS NOT NULL AND globalTid IS NOT NULL GROUP BY 1, 2"
+        );
+        for (gt, dom, lo, hi, n) in rows(ex, t, &sql, [], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+                r.get::<_, Option<i64>>(3)?,
+                r.get::<_, i64>(4)?,
+            ))
+        })? {
+            d.host_threads.entry(gt).or_default();
+            if dom != 0 {
+                d.used_domains.insert((process_key(gt), dom));
+            }
+            d.record_estimate += n as u64;
+            d.widen(lo, hi);
+        }
+        if s.has_column(t, "endGlobalTid") {
+            let se = NVTX_START_END_TYPES
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
+            let sql = format!("SELECT DISTINCT endGlobalTid FROM {t} WHERE eventType IN ({se}) AND endGlobalTid IS NOT NULL AND start IS NOT NULL");
+            for gt in rows(ex, t, &sql, [], |r| r.get::<_, i64>(0))? {
+                d.host_threads.entry(gt).or_default();
+            }
+        }
+        read_domains(ex, &mut d)?;
+        read_categories(ex, &mut d)?;
+    }
+    for &gt in d.host_threads.keys() {
+        d.processes
+            .entry(process_key(gt))
+            .or_insert((pid_of(gt), String::new()));
+    }
+
+    read_names(ex, &mut d)?;
+    read_host_facts(ex, &mut d)?;
+    Ok(d)
+}
+
+fn to_u32(ex: &Export, table: &str, col: &str, v: i64) -> Result<u32> {
+    u32::try_from(v).map_err(|_| Error::BadData {
+        file: ex.label.clone(),
+        why: format!("table {table}: {col} {v} is out of range"),
+    })
+}
+
+/// NVTX domain names: rows of eventType 75 (NvtxDomainCreate), per process.
+fn read_domains(ex: &Export, d: &mut Discovery) -> Result<()> {
+    let s = &ex.schema;
+    let t = "NVTX_EVENTS";
+    if !s.has_columns(t, &["domainId", "text"]) {
+        return Ok(());
+    }
+    let text = if s.has_column(t, "textId") {
+        format!(
+            "COALESCE(e.text, (SELECT value FROM {} WHERE id = e.textId))",
+            s.strings_table
+        )
+    } else {
+        "e.text".to_owned()
+    };
+    let sql = format!("SELECT e.globalTid, e.domainId, {text} FROM {t} e WHERE e.eventType = 75 AND e.domainId IS NOT NULL");
+    for (gt, dom, name) in rows(ex, "NVTX domains", &sql, [], |r| {
+        Ok((
+            r.get::<_, Option<i64>>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, Option<String>>(2)?,
+        ))
+    })? {
+        if let (Some(gt), Some(name)) = (gt, name) {
+            d.domains.insert((process_key(gt), dom), name);
+        }
+    }
+    Ok(())
+}
+
+/// User category names: rows of eventType 33 (NvtxCategory), per process.
+fn read_categories(ex: &Export, d: &mut Discovery) -> Result<()> {
+    if !ex
+        .schema
+        .has_columns("NVTX_EVENTS", &["category", "text", "globalTid"])
+    {
+        return Ok(());
+    }
+    let sql = format!("SELECT globalTid, category, text FROM NVTX_EVENTS WHERE eventType = {NVTX_CATEGORY} AND category IS NOT NULL AND text IS NOT NULL");
+    for (gt, cat, name) in rows(ex, "NVTX categories", &sql, [], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, String>(2)?,
+        ))
+    })? {
+        d.categories.insert((process_key(gt), cat), name);
+    }
+    Ok(())
+}
+
+/// Thread, process and GPU names; MPI ranks.
+fn read_names(ex: &Export, d: &mut Discovery) -> Result<()> {
+    let s = &ex.schema;
+    let st = &s.strings_table;
+    if s.has_columns("ThreadNames", &["nameId", "globalTid"]) {
+        let sql = format!(
+            "SELECT n.globalTid, s.value FROM ThreadNames n JOIN {st} s ON s.id = n.nameId ORDER BY n.globalTid, {} DESC",
+            s.col_or_null("ThreadNames", "priority")
+        );
+        for (gt, name) in rows(ex, "ThreadNames", &sql, [], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?))
+        })? {
+            if let (Some(info), Some(name)) = (d.host_threads.get_mut(&gt), name) {
+                info.name.get_or_insert(name);
+            }
+        }
+    }
+    // nvtxNameOsThread names (eventType 39) fill what ThreadNames lacks, and tell MPI ranks.
+    if s.has_columns("NVTX_EVENTS", &["eventType", "text", "globalTid"]) {
+        let sql = "SELECT globalTid, text FROM NVTX_EVENTS WHERE eventType = 39 AND text IS NOT NULL AND globalTid IS NOT NULL";
+        for (gt, name) in rows(ex, "NVTX thread names", sql, [], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })? {
+            if let Some(rank) = name
+                .strip_prefix("MPI Rank ")
+                .and_then(|r| r.trim().parse::<u32>().ok())
+            {
+                d.ranks.entry(process_key(gt)).or_insert(rank);
+            }
+            if let Some(info) = d.host_threads.get_mut(&gt) {
+                info.name.get_or_insert(name);
+            }
+        }
+    }
+    if s.has_columns("MPI_RANKS", &["globalTid", "rank"]) {
+        for (gt, rank) in rows(
+            ex,
+            "MPI_RANKS",
+            "SELECT globalTid, rank FROM MPI_RANKS",
+            [],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)),
+        )? {
+            if let Ok(rank) = u32::try_from(rank) {
+                d.ranks.insert(process_key(gt), rank);
+            }
+        }
+    }
+    if s.has_columns("PROCESSES", &["globalPid", "name"]) {
+        let keys: Vec<i64> = d.processes.keys().copied().collect();
+        for gp in keys {
+            let name: Option<String> = scalar(
+                ex,
+                "PROCESSES",
+                "SELECT name FROM PROCESSES WHERE globalPid = ?1 AND name IS NOT NULL LIMIT 1",
+                [gp],
+            )?;
+            if let (Some(name), Some(p)) = (name, d.processes.get_mut(&gp)) {
+                p.1 = name;
+            }
+        }
+    }
+    if s.has_columns("TARGET_INFO_GPU", &["id", "name"]) {
+        let key = if s.has_column("TARGET_INFO_GPU", "cuDevice") {
+            "cuDevice"
+        } else {
+            "id"
+        };
+        let ids: Vec<u32> = d.devices.keys().copied().collect();
+        for id in ids {
+            let name: Option<String> = scalar(
+                ex,
+                "TARGET_INFO_GPU",
+                &format!("SELECT name FROM TARGET_INFO_GPU WHERE {key} = ?1 LIMIT 1"),
+                [id],
+            )?;
+            d.devices.insert(id, name);
+        }
+    }
+    Ok(())
+}
+
+/// Host name and session start (for merging reports of several ranks/hosts).
+fn read_host_facts(ex: &Export, d: &mut Discovery) -> Result<()> {
+    let s = &ex.schema;
+    if s.has_columns("TARGET_INFO_SYSTEM_ENV", &["name", "value"]) {
+        d.hostname = scalar(
+            ex,
+            "TARGET_INFO_SYSTEM_ENV",
+            "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' LIMIT 1",
+            [],
+        )?
+        .unwrap_or_default();
+    }
+    if d.hostname.is_empty() {
+        if let Some(meta) = &s.metadata_table {
+            d.hostname = scalar(
+                ex,
+                meta,
+                &format!("SELECT value FROM {meta} WHERE name = 'EXPORT_HOST'"),
+                [],
+            )?
+            .unwrap_or_default();
+        }
+    }
+    if d.hostname.is_empty() {
+        d.hostname = "host".to_owned();
+    }
+    if s.has_column("TARGET_INFO_SESSION_START_TIME", "utcEpochNs") {
+        d.session_start_utc_ns = scalar(
+            ex,
+            "TARGET_INFO_SESSION_START_TIME",
+            "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1",
+            [],
+        )?;
+    }
+    Ok(())
+}

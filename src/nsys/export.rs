@@ -1,0 +1,116 @@
+//! One opened export: a read-only SQLite connection, a label for messages, and its schema.
+
+use rusqlite::{Connection, OpenFlags};
+
+use super::Schema;
+use crate::error::{Error, Result};
+
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+pub struct Export {
+    pub conn: Connection,
+    /// File name as shown in messages.
+    pub label: String,
+    pub schema: Schema,
+}
+
+impl Export {
+    /// Opens a file from disk, read-only.
+    #[cfg(not(target_family = "wasm"))]
+    pub fn open_path(path: &std::path::Path) -> Result<Export> {
+        use std::io::Read;
+        let label = path.display().to_string();
+        let mut f = std::fs::File::open(path).map_err(|e| Error::Unreadable {
+            file: label.clone(),
+            detail: e.to_string(),
+        })?;
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let mut head = [0u8; 16];
+        let n = f.read(&mut head).map_err(|e| Error::Unreadable {
+            file: label.clone(),
+            detail: e.to_string(),
+        })?;
+        check_magic(&label, &head[..n], len)?;
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| Error::NotSqlite {
+            file: label.clone(),
+            detail: e.to_string(),
+        })?;
+        // Sorts of big tables spill to temporary files instead of growing memory (see nsys/mod.rs).
+        let _ = conn.execute_batch("PRAGMA temp_store = FILE; PRAGMA cache_size = -32768;");
+        Self::from_connection(conn, label)
+    }
+
+    /// Opens an export held in memory (copied into SQLite's memory; for small files and tests).
+    pub fn from_bytes(bytes: &[u8], label: &str) -> Result<Export> {
+        check_magic(label, bytes, bytes.len() as u64)?;
+        let mut conn = Connection::open_in_memory().map_err(|e| Error::NotSqlite {
+            file: label.into(),
+            detail: e.to_string(),
+        })?;
+        conn.deserialize_read_exact(rusqlite::MAIN_DB, bytes, bytes.len(), true)
+            .map_err(|e| Error::NotSqlite {
+                file: label.into(),
+                detail: e.to_string(),
+            })?;
+        Self::from_connection(conn, label.to_owned())
+    }
+
+    /// Wraps an already opened connection (e.g. over the browser's Blob VFS).
+    pub fn from_connection(conn: Connection, label: String) -> Result<Export> {
+        let schema = Schema::read(&conn, &label)?;
+        Ok(Export {
+            conn,
+            label,
+            schema,
+        })
+    }
+
+    /// Number of rows of every non-empty table, in name order (for `prvsight info`).
+    pub fn table_row_counts(&self) -> Result<Vec<(String, u64)>> {
+        let mut out = Vec::new();
+        for t in self.schema.tables.keys() {
+            let n: i64 = self
+                .conn
+                .query_row(
+                    &format!("SELECT count(*) FROM \"{}\"", t.replace('"', "\"\"")),
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| Error::read(&self.label, format!("table {t}"), e))?;
+            if n > 0 {
+                out.push((t.clone(), n as u64));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Tells "not SQLite at all" and "empty file" apart before SQLite gives a vaguer message.
+pub fn check_magic(label: &str, head: &[u8], len: u64) -> Result<()> {
+    if len == 0 {
+        return Err(Error::NotSqlite {
+            file: label.into(),
+            detail: "the file is empty (0 bytes)".into(),
+        });
+    }
+    if head.len() < SQLITE_MAGIC.len() || &head[..16] != SQLITE_MAGIC {
+        let hint = if head.starts_with(b"\x1f\x8b") {
+            "it is gzip-compressed; decompress it first"
+        } else if head.starts_with(b"PK") {
+            "it is a zip archive; extract the .sqlite first"
+        } else if len < 100 {
+            "it is too short to be a database"
+        } else {
+            "it does not start with the SQLite header; an .nsys-rep must first be exported with `nsys export --type sqlite`"
+        };
+        return Err(Error::NotSqlite {
+            file: label.into(),
+            detail: hint.into(),
+        });
+    }
+    Ok(())
+}

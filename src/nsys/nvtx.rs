@@ -1,0 +1,118 @@
+//! NVTX_EVENTS: push/pop and start/end ranges, marks. Names come from the inline `text` or, for
+//! registered strings, from `textId`; domains and categories were named during discovery.
+
+use rusqlite::Row;
+
+use super::cursor::{int, text, CursorKind, Query, SourceCx};
+use super::ids::process_key;
+use super::Schema;
+use crate::error::Result;
+use crate::model::{Names, NvtxMark, NvtxRange, NvtxRangeKind, Record};
+
+/// eventType of push/pop ranges (NvtxPushPopRange, and the Nvtxt variant).
+pub const NVTX_PUSH_POP_TYPES: [i64; 2] = [59, 70];
+/// eventType of start/end ranges (NvtxStartEndRange, and the Nvtxt variant).
+pub const NVTX_START_END_TYPES: [i64; 2] = [60, 71];
+/// All range event types.
+pub const NVTX_RANGE_TYPES: [i64; 4] = [59, 70, 60, 71];
+/// eventType of instant marks.
+pub const NVTX_MARK: i64 = 34;
+/// eventType of category naming rows.
+pub const NVTX_CATEGORY: i64 = 33;
+
+const T: &str = "NVTX_EVENTS";
+
+pub fn query(schema: &Schema, source: usize) -> Query {
+    let c = |col: &str| schema.col_or_null(T, col);
+    let sql = format!(
+        "SELECT start, end, eventType, globalTid, {end_tid}, text, {text_id}, {domain}, {category}, {color} FROM {T} \
+         WHERE eventType IN (59, 70, 60, 71, 34) AND start IS NOT NULL AND globalTid IS NOT NULL \
+         ORDER BY start, (end IS NULL OR end < start) DESC, end DESC, rowid",
+        end_tid = c("endGlobalTid"),
+        text_id = c("textId"),
+        domain = c("domainId"),
+        category = c("category"),
+        color = c("color"),
+    );
+    Query {
+        kind: CursorKind::Nvtx,
+        source,
+        sql,
+        what: "NVTX events",
+    }
+}
+
+pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<Record>> {
+    let Some(start_raw) = int(row, 0, cx, T)? else {
+        return Ok(None);
+    };
+    let end_raw = int(row, 1, cx, T)?;
+    let event_type = int(row, 2, cx, T)?.unwrap_or(0);
+    let Some(gtid) = int(row, 3, cx, T)? else {
+        return Ok(None);
+    };
+    let thread = cx.thread(T, gtid)?;
+    let pkey = process_key(gtid);
+    let name = match text(row, 5, cx, T)? {
+        Some(t) => names.intern(&t),
+        None => match int(row, 6, cx, T)? {
+            Some(id) => cx.strings.name(id, names)?,
+            None => names.intern("<unnamed>"),
+        },
+    };
+    let domain_id = int(row, 7, cx, T)?.unwrap_or(0);
+    let domain = if domain_id == 0 {
+        0
+    } else {
+        cx.domains.get(&(pkey, domain_id)).copied().unwrap_or(0)
+    };
+    if event_type == NVTX_MARK {
+        let time = cx.time(start_raw);
+        return Ok(Some(Record::Mark(NvtxMark {
+            thread,
+            time,
+            domain,
+            name,
+        })));
+    }
+    let kind = if NVTX_START_END_TYPES.contains(&event_type) {
+        NvtxRangeKind::StartEnd
+    } else {
+        NvtxRangeKind::PushPop
+    };
+    let start = cx.time(start_raw);
+    let (end, unterminated) = match end_raw {
+        Some(e) if e >= start_raw => (cx.time(e), false),
+        _ => {
+            cx.warn(format!("{T}: NVTX ranges never ended (capture stopped inside them); closed at the end of the trace"));
+            (cx.end_time, true)
+        }
+    };
+    let end_thread = match int(row, 4, cx, T)? {
+        Some(et) if kind == NvtxRangeKind::StartEnd => {
+            cx.threads.get(&et).copied().unwrap_or(thread)
+        }
+        _ => thread,
+    };
+    let category = match int(row, 8, cx, T)? {
+        Some(c) if c != 0 => Some(
+            *cx.categories
+                .entry((pkey, c))
+                .or_insert_with(|| names.intern(&format!("category {c}"))),
+        ),
+        _ => None,
+    };
+    let color = int(row, 9, cx, T)?.map(|c| c as u32);
+    Ok(Some(Record::Nvtx(NvtxRange {
+        thread,
+        end_thread,
+        start,
+        end,
+        kind,
+        domain,
+        name,
+        category,
+        color,
+        unterminated,
+    })))
+}

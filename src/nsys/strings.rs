@@ -1,0 +1,59 @@
+//! Resolves nsys string ids (StringIds.id) to interned names, once per distinct id.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, OptionalExtension, Statement};
+
+use crate::error::{Error, Result};
+use crate::model::{NameId, Names};
+
+pub struct StringCache<'c> {
+    lookup: Statement<'c>,
+    cache: HashMap<i64, NameId>,
+    file: String,
+}
+
+impl<'c> StringCache<'c> {
+    pub fn new(conn: &'c Connection, strings_table: &str, file: &str) -> Result<Self> {
+        let lookup = conn
+            .prepare(&format!("SELECT value FROM {strings_table} WHERE id = ?1"))
+            .map_err(|e| Error::read(file, strings_table, e))?;
+        Ok(StringCache {
+            lookup,
+            cache: HashMap::new(),
+            file: file.to_owned(),
+        })
+    }
+
+    /// The raw string of id `id`; `None` if the export has no such id.
+    pub fn text(&mut self, id: i64) -> Result<Option<String>> {
+        self.lookup
+            .query_row([id], |r| r.get::<_, Option<String>>(0))
+            .optional()
+            .map(Option::flatten)
+            .map_err(|e| Error::read(&self.file, "StringIds", e))
+    }
+
+    /// Interned name of string id `id`; a missing id becomes `<unknown string N>` so nothing is lost.
+    pub fn name(&mut self, id: i64, names: &mut Names) -> Result<NameId> {
+        self.name_with(id, names, |s| s.to_owned())
+    }
+
+    /// Like [`name`](Self::name), rewriting the string once with `f` before interning.
+    pub fn name_with(
+        &mut self,
+        id: i64,
+        names: &mut Names,
+        f: impl Fn(&str) -> String,
+    ) -> Result<NameId> {
+        if let Some(&n) = self.cache.get(&id) {
+            return Ok(n);
+        }
+        let text = self
+            .text(id)?
+            .unwrap_or_else(|| format!("<unknown string {id}>"));
+        let n = names.intern(&f(&text));
+        self.cache.insert(id, n);
+        Ok(n)
+    }
+}

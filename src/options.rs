@@ -1,0 +1,109 @@
+//! What the user chose to convert.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// A record family of an export, selectable with `-t/--trace`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Family {
+    /// CUDA kernels (CUPTI_ACTIVITY_KIND_KERNEL).
+    Kernel,
+    /// Memory copies (CUPTI_ACTIVITY_KIND_MEMCPY), unified-memory migrations included.
+    Memcpy,
+    /// Memory sets (CUPTI_ACTIVITY_KIND_MEMSET).
+    Memset,
+    /// CUDA runtime and driver API calls (CUPTI_ACTIVITY_KIND_RUNTIME).
+    CudaApi,
+    /// NVTX ranges and marks (NVTX_EVENTS).
+    Nvtx,
+}
+
+impl Family {
+    pub const ALL: [Family; 5] = [
+        Family::Kernel,
+        Family::Memcpy,
+        Family::Memset,
+        Family::CudaApi,
+        Family::Nvtx,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Kernel => "kernel",
+            Family::Memcpy => "memcpy",
+            Family::Memset => "memset",
+            Family::CudaApi => "cuda-api",
+            Family::Nvtx => "nvtx",
+        }
+    }
+
+    /// The export table the family is read from.
+    pub fn table(self) -> &'static str {
+        match self {
+            Family::Kernel => "CUPTI_ACTIVITY_KIND_KERNEL",
+            Family::Memcpy => "CUPTI_ACTIVITY_KIND_MEMCPY",
+            Family::Memset => "CUPTI_ACTIVITY_KIND_MEMSET",
+            Family::CudaApi => "CUPTI_ACTIVITY_KIND_RUNTIME",
+            Family::Nvtx => "NVTX_EVENTS",
+        }
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Family {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let norm = s.trim().to_ascii_lowercase().replace('_', "-");
+        let f = match norm.as_str() {
+            "kernel" | "kernels" | "cuda-kernel" => Family::Kernel,
+            "memcpy" | "memcpys" => Family::Memcpy,
+            "memset" | "memsets" => Family::Memset,
+            "cuda-api" | "api" | "cuda" | "runtime" | "cuda-api-trace" => Family::CudaApi,
+            "nvtx" | "nvtx-pushpop-trace" | "nvtx-startend-trace" => Family::Nvtx,
+            _ => {
+                let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
+                return Err(format!(
+                    "unknown record family '{s}' (known: {})",
+                    known.join(", ")
+                ));
+            }
+        };
+        Ok(f)
+    }
+}
+
+/// Conversion options shared by every face (CLI, wasm).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Options {
+    /// Families to convert; `None` = every family the exports hold.
+    pub families: Option<BTreeSet<Family>>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { families: None }
+    }
+}
+
+impl Options {
+    pub fn wants(&self, f: Family) -> bool {
+        self.families.as_ref().is_none_or(|s| s.contains(&f))
+    }
+
+    /// Parses a comma-separated family list (`kernel,memcpy,nvtx`).
+    pub fn parse_families(list: &str) -> Result<BTreeSet<Family>, String> {
+        list.split(',')
+            .filter(|s| !s.trim().is_empty())
+            .map(Family::from_str)
+            .collect()
+    }
+}

@@ -1,0 +1,130 @@
+//! Paraver event types and fixed value labels written by prvsight. Numbers follow nsys2prv 0.5.8
+//! where it defined one (so its published cfgs load on our traces); docs/TRACE-FORMAT.md lists them.
+
+/// CUDA runtime/driver API call; value = call name.
+pub const CUDA_API: u32 = 63_000_000;
+/// GPU memory operation (memcpy/memset); value = operation kind (fixed labels below).
+pub const GPU_MEMORY_OP: u32 = 63_000_001;
+/// Bytes moved or set by a memory operation.
+pub const MEMORY_OP_BYTES: u32 = 63_000_002;
+/// Memory kind of a memcpy's source / destination (ENUM_CUDA_MEM_KIND id + 1).
+pub const MEMCPY_SRC_KIND: u32 = 63_000_003;
+pub const MEMCPY_DST_KIND: u32 = 63_000_004;
+/// Byte value a memset writes.
+pub const MEMSET_VALUE: u32 = 63_000_005;
+/// Compute kernel; value = demangled kernel name.
+pub const KERNEL: u32 = 63_000_006;
+/// Communication kernel (NCCL...); value = demangled kernel name.
+pub const COMM_KERNEL: u32 = 63_000_007;
+/// Kernel short name (function name only), for views that group template instances.
+pub const KERNEL_SHORT_NAME: u32 = 63_000_010;
+
+/// Launch parameters (raw values).
+pub const GRID_X: u32 = 9101;
+pub const GRID_Y: u32 = 9102;
+pub const GRID_Z: u32 = 9103;
+pub const BLOCK_X: u32 = 9104;
+pub const BLOCK_Y: u32 = 9105;
+pub const BLOCK_Z: u32 = 9106;
+pub const STATIC_SHARED_MEMORY: u32 = 9107;
+pub const DYNAMIC_SHARED_MEMORY: u32 = 9108;
+pub const LOCAL_MEMORY_TOTAL: u32 = 9109;
+pub const REGISTERS_PER_THREAD: u32 = 9110;
+pub const LOCAL_MEMORY_PER_THREAD: u32 = 9111;
+/// CUPTI correlation id, on API calls and the GPU work they caused.
+pub const CORRELATION_ID: u32 = 9200;
+
+/// NVTX start/end ranges (all domains); value = range name.
+pub const NVTX_START_END: u32 = 9004;
+/// NVTX marks (instant); value = mark name.
+pub const NVTX_MARK: u32 = 9005;
+/// NVTX category of a range; value = category name.
+pub const NVTX_CATEGORY: u32 = 9006;
+/// NVTX push/pop ranges of the `NCCL` domain.
+pub const NVTX_NCCL_DOMAIN: u32 = 9500;
+/// NVTX push/pop ranges of domain k: 9600 + 100·k (k = 0 default domain, then by name).
+/// Type base+L (L = 1..99) holds only the ranges at nesting level L.
+pub const NVTX_PUSH_POP_BASE: u32 = 9600;
+pub const NVTX_MAX_LEVEL: u32 = 99;
+
+/// Communication tags: API call → kernel launch, API call → memory operation.
+pub const TAG_LAUNCH: u64 = 55001;
+pub const TAG_MEMORY: u64 = 55002;
+
+/// Values of name-valued types are the interned name id plus this offset, so they never collide
+/// with the fixed memory-operation values below and stay disjoint across 63000000/1/6/7.
+pub const NAME_VALUE_OFFSET: u64 = 100;
+
+/// Value of [`GPU_MEMORY_OP`] for a memcpy of ENUM_CUDA_MEMCPY_OPER id `k`: k + 1.
+pub fn memcpy_value(copy_kind: u32) -> u64 {
+    u64::from(copy_kind.min(MEMCPY_KIND_LABELS.len() as u32 - 1)) + 1
+}
+/// Value of [`GPU_MEMORY_OP`] for a memset.
+pub const MEMSET_OP_VALUE: u64 = 20;
+
+/// ENUM_CUDA_MEMCPY_OPER labels by id (ids past the end are shown as the last, "Unknown kind").
+pub const MEMCPY_KIND_LABELS: &[&str] = &[
+    "CUDA memcpy (unknown kind)",
+    "CUDA memcpy Host-to-Device",
+    "CUDA memcpy Device-to-Host",
+    "CUDA memcpy Host-to-Array",
+    "CUDA memcpy Array-to-Host",
+    "CUDA memcpy Array-to-Array",
+    "CUDA memcpy Array-to-Device",
+    "CUDA memcpy Device-to-Array",
+    "CUDA memcpy Device-to-Device",
+    "CUDA memcpy Host-to-Host",
+    "CUDA memcpy Peer-to-Peer",
+    "CUDA unified memory Host-to-Device",
+    "CUDA unified memory Device-to-Host",
+    "CUDA unified memory Device-to-Device",
+    "CUDA memcpy (other kind)",
+];
+pub const MEMSET_LABEL: &str = "CUDA memset";
+
+/// ENUM_CUDA_MEM_KIND labels by id; written as id + 1.
+pub const MEM_KIND_LABELS: &[&str] = &[
+    "Pageable",
+    "Pinned",
+    "Device",
+    "Array",
+    "Managed",
+    "Device Static",
+    "Managed Static",
+    "Unknown",
+];
+
+pub fn mem_kind_value(kind: u32) -> u64 {
+    u64::from(kind.min(MEM_KIND_LABELS.len() as u32 - 1)) + 1
+}
+
+/// Label of every fixed (non-NVTX-domain) type.
+pub fn type_label(t: u32) -> Option<&'static str> {
+    Some(match t {
+        CUDA_API => "CUDA API call",
+        GPU_MEMORY_OP => "CUDA memory operation",
+        MEMORY_OP_BYTES => "Memory operation size [bytes]",
+        MEMCPY_SRC_KIND => "Memcpy source memory kind",
+        MEMCPY_DST_KIND => "Memcpy destination memory kind",
+        MEMSET_VALUE => "Memset value",
+        KERNEL => "CUDA kernel",
+        COMM_KERNEL => "NCCL kernel",
+        KERNEL_SHORT_NAME => "CUDA kernel short name",
+        GRID_X => "Kernel GrdX",
+        GRID_Y => "Kernel GrdY",
+        GRID_Z => "Kernel GrdZ",
+        BLOCK_X => "Kernel BlkX",
+        BLOCK_Y => "Kernel BlkY",
+        BLOCK_Z => "Kernel BlkZ",
+        STATIC_SHARED_MEMORY => "Kernel Static Shared Memory [bytes]",
+        DYNAMIC_SHARED_MEMORY => "Kernel Dynamic Shared Memory [bytes]",
+        LOCAL_MEMORY_TOTAL => "Kernel Local memory reserved for kernel [bytes]",
+        REGISTERS_PER_THREAD => "Kernel Registers/Thread",
+        LOCAL_MEMORY_PER_THREAD => "Kernel Local memory per thread [bytes]",
+        CORRELATION_ID => "Correlation ID",
+        NVTX_START_END => "NVTX start/end ranges",
+        NVTX_MARK => "NVTX marks",
+        NVTX_CATEGORY => "NVTX range category",
+        _ => return None,
+    })
+}

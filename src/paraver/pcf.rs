@@ -1,0 +1,83 @@
+//! The .pcf: default options, state labels and colours, and one EVENT_TYPE block per type with the
+//! labels of exactly the values that occur in the trace.
+
+use std::fmt::Write as _;
+
+use super::events::{
+    MEMCPY_KIND_LABELS, MEMSET_LABEL, MEMSET_OP_VALUE, MEM_KIND_LABELS, NAME_VALUE_OFFSET,
+};
+use super::prv::{ParaverWriter, ValueLabels};
+use super::states::STATES;
+use crate::model::{NameId, Names};
+
+const HEADER: &str = "DEFAULT_OPTIONS
+
+LEVEL               THREAD
+UNITS               NANOSEC
+LOOK_BACK           100
+SPEED               1
+FLAG_ICONS          ENABLED
+NUM_OF_STATE_COLORS 1000
+YMAX_SCALE          37
+
+
+DEFAULT_SEMANTIC
+
+THREAD_FUNC          State As Is
+
+";
+
+/// Makes a label safe for one pcf line (no line breaks or tabs; never empty).
+pub fn clean_label(s: &str) -> String {
+    let t: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let t = t.trim();
+    if t.is_empty() {
+        "(empty)".to_owned()
+    } else {
+        t.to_owned()
+    }
+}
+
+pub fn render(w: &ParaverWriter, names: &Names) -> String {
+    let mut out = String::from(HEADER);
+    out.push_str("\nSTATES\n");
+    for (n, label, _) in STATES {
+        let _ = writeln!(out, "{n}    {label}");
+    }
+    out.push_str("\n\nSTATES_COLOR\n");
+    for (n, _, (r, g, b)) in STATES {
+        let _ = writeln!(out, "{n}    {{{r},{g},{b}}}");
+    }
+    for (ty, (labels, values)) in &w.used_types {
+        let gradient = if *labels == ValueLabels::Numeric {
+            1
+        } else {
+            0
+        };
+        let _ = write!(
+            out,
+            "\n\nEVENT_TYPE\n{gradient}    {ty}    {}\n",
+            clean_label(&w.label_of(*ty))
+        );
+        if *labels == ValueLabels::Numeric {
+            continue;
+        }
+        out.push_str("VALUES\n0      End\n");
+        for v in values {
+            let label = match labels {
+                ValueLabels::Names => {
+                    clean_label(names.get(NameId((v - NAME_VALUE_OFFSET) as u32)))
+                }
+                ValueLabels::MemoryOps if *v == MEMSET_OP_VALUE => MEMSET_LABEL.to_owned(),
+                ValueLabels::MemoryOps => MEMCPY_KIND_LABELS[(*v - 1) as usize].to_owned(),
+                ValueLabels::MemKinds => MEM_KIND_LABELS[(*v - 1) as usize].to_owned(),
+                ValueLabels::Numeric => unreachable!(),
+            };
+            let _ = writeln!(out, "{v}      {label}");
+        }
+    }
+    out
+}

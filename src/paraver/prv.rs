@@ -1,0 +1,537 @@
+//! The .prv writer.
+//!
+//! Order: every record is written at its first time field (state begin, event time, send time) in
+//! non-decreasing order, as Paraver's cutter and filters require. Records arrive at their start
+//! with their end known; everything that happens later (an interval's end events, the idle or
+//! running state after it) goes into a small heap keyed by time and is written once the stream
+//! reaches that time. The heap holds only open intervals and one pending state per thread, so
+//! memory does not grow with the trace.
+//!
+//! States per thread cover [0, end] without overlap: GPU streams are Idle between operations,
+//! host threads Running between traced calls. The gap after an operation needs the start of the
+//! next one on the same resource; the readers deliver it with each record (`next_on_*`).
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::io::Write;
+
+use super::events::*;
+use super::states;
+use crate::error::{Error, Result};
+use crate::model::*;
+
+/// Where an event type's value labels come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ValueLabels {
+    /// Values are interned names (value = name id + offset).
+    Names,
+    /// Raw numbers, no labels.
+    Numeric,
+    /// Fixed labels of memory operations / memory kinds.
+    MemoryOps,
+    MemKinds,
+}
+
+/// A line waiting for its time, ordered by (time, kind, tiebreak, sequence).
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Pending {
+    time: Ns,
+    /// 0: event end, 1: state.
+    class: u8,
+    /// Among ends at the same time, the range that started later (the inner one) closes first.
+    tiebreak: Reverse<Ns>,
+    seq: u64,
+    line: String,
+}
+
+/// Per-thread state bookkeeping.
+#[derive(Clone, Default)]
+struct ThreadState {
+    /// States are written (or pending) up to this time.
+    covered: Ns,
+    /// End of the current run of overlapping operations, and the state it shows.
+    island_end: Ns,
+    island_state: u32,
+    /// Ends of open push/pop NVTX ranges per domain (for nesting levels).
+    nvtx_open: BTreeMap<u32, Vec<Ns>>,
+}
+
+pub struct ParaverWriter<'w> {
+    prv: Box<dyn Write + 'w>,
+    pcf: Box<dyn Write + 'w>,
+    row: Box<dyn Write + 'w>,
+    /// (task, thread) per model thread, 1-based.
+    ids: Vec<(u32, u32)>,
+    threads: Vec<ThreadState>,
+    is_gpu: Vec<bool>,
+    end_time: Ns,
+    pending: BinaryHeap<Reverse<Pending>>,
+    seq: u64,
+    /// Event type → how its values are labelled, and the values seen.
+    pub(crate) used_types: BTreeMap<u32, (ValueLabels, BTreeSet<u64>)>,
+    pub(crate) used_states: BTreeSet<u32>,
+    /// NVTX domain index → push/pop base type.
+    domain_types: Vec<u32>,
+    pub(crate) domain_names: Vec<String>,
+    lines_written: u64,
+}
+
+impl<'w> ParaverWriter<'w> {
+    /// A writer of the three files; pcf and row are written when the stream ends.
+    pub fn new(
+        prv: Box<dyn Write + 'w>,
+        pcf: Box<dyn Write + 'w>,
+        row: Box<dyn Write + 'w>,
+    ) -> Self {
+        ParaverWriter {
+            prv,
+            pcf,
+            row,
+            ids: Vec::new(),
+            threads: Vec::new(),
+            is_gpu: Vec::new(),
+            end_time: 0,
+            pending: BinaryHeap::new(),
+            seq: 0,
+            used_types: BTreeMap::new(),
+            used_states: BTreeSet::new(),
+            domain_types: Vec::new(),
+            domain_names: Vec::new(),
+            lines_written: 0,
+        }
+    }
+
+    /// Number of body lines written (records).
+    pub fn lines_written(&self) -> u64 {
+        self.lines_written
+    }
+
+    fn write_line(&mut self, line: &str) -> Result<()> {
+        self.lines_written += 1;
+        self.prv
+            .write_all(line.as_bytes())
+            .and_then(|_| self.prv.write_all(b"\n"))
+            .map_err(|e| Error::write("the .prv trace", e))
+    }
+
+    fn flush_until(&mut self, t: Ns) -> Result<()> {
+        while self.pending.peek().is_some_and(|p| p.0.time <= t) {
+            let p = self.pending.pop().expect("peeked").0;
+            self.write_line(&p.line)?;
+        }
+        Ok(())
+    }
+
+    fn schedule(&mut self, time: Ns, class: u8, tiebreak: Ns, line: String) {
+        self.seq += 1;
+        self.pending.push(Reverse(Pending {
+            time,
+            class,
+            tiebreak: Reverse(tiebreak),
+            seq: self.seq,
+            line,
+        }));
+    }
+
+    fn note(&mut self, ty: u32, labels: ValueLabels, value: u64) {
+        let e = self
+            .used_types
+            .entry(ty)
+            .or_insert_with(|| (labels, BTreeSet::new()));
+        if labels != ValueLabels::Numeric && value != 0 {
+            e.1.insert(value);
+        }
+    }
+
+    /// `2:0:1:task:thread:time` then `:type:value` pairs.
+    fn event_line(&self, thread: ThreadId, time: Ns, pairs: &[(u32, u64)]) -> String {
+        let (task, th) = self.ids[thread.0 as usize];
+        let mut s = String::with_capacity(32 + pairs.len() * 20);
+        let mut b = itoa::Buffer::new();
+        s.push_str("2:0:1:");
+        s.push_str(b.format(task));
+        s.push(':');
+        s.push_str(b.format(th));
+        s.push(':');
+        s.push_str(b.format(time));
+        for (t, v) in pairs {
+            s.push(':');
+            s.push_str(b.format(*t));
+            s.push(':');
+            s.push_str(b.format(*v));
+        }
+        s
+    }
+
+    fn state_line(&self, thread: ThreadId, begin: Ns, end: Ns, state: u32) -> String {
+        let (task, th) = self.ids[thread.0 as usize];
+        let mut b = itoa::Buffer::new();
+        let mut s = String::with_capacity(48);
+        s.push_str("1:0:1:");
+        s.push_str(b.format(task));
+        s.push(':');
+        s.push_str(b.format(th));
+        s.push(':');
+        s.push_str(b.format(begin));
+        s.push(':');
+        s.push_str(b.format(end));
+        s.push(':');
+        s.push_str(b.format(state));
+        s
+    }
+
+    /// Writes an interval's begin line now and schedules its end line (same types, value 0).
+    fn interval(
+        &mut self,
+        thread: ThreadId,
+        start: Ns,
+        end: Ns,
+        pairs: &[(u32, u64)],
+        labels: &[ValueLabels],
+    ) -> Result<()> {
+        for ((t, v), l) in pairs.iter().zip(labels) {
+            self.note(*t, *l, *v);
+        }
+        let begin = self.event_line(thread, start, pairs);
+        self.write_line(&begin)?;
+        let zeros: Vec<(u32, u64)> = pairs.iter().map(|(t, _)| (*t, 0)).collect();
+        let end_line = self.event_line(thread, end, &zeros);
+        self.schedule(end, 0, start, end_line);
+        Ok(())
+    }
+
+    /// Emits or schedules a state record; `begin` is never before the current time.
+    fn state(&mut self, thread: ThreadId, begin: Ns, end: Ns, state: u32, now: Ns) -> Result<()> {
+        if end <= begin {
+            return Ok(());
+        }
+        self.used_states.insert(state);
+        let line = self.state_line(thread, begin, end, state);
+        if begin <= now {
+            self.write_line(&line)
+        } else {
+            self.schedule(begin, 1, 0, line);
+            Ok(())
+        }
+    }
+
+    /// Advances the state timeline of `thread` for an operation [start, end) whose resource is next
+    /// busy at `next` (see the module doc).
+    fn busy(
+        &mut self,
+        thread: ThreadId,
+        start: Ns,
+        end: Ns,
+        next: Option<Ns>,
+        state: u32,
+    ) -> Result<()> {
+        let i = thread.0 as usize;
+        let gap_state = if self.is_gpu[i] {
+            states::IDLE
+        } else {
+            states::RUNNING
+        };
+        let next = next.unwrap_or(self.end_time).max(start);
+        let ts = &mut self.threads[i];
+        if start >= ts.island_end {
+            ts.island_end = end;
+            ts.island_state = state;
+        } else {
+            ts.island_end = ts.island_end.max(end);
+        }
+        let (island_end, island_state) = (ts.island_end, ts.island_state);
+        let begin = start.max(ts.covered);
+        let busy_end = island_end.min(next);
+        if busy_end > begin {
+            self.threads[i].covered = busy_end;
+            self.state(thread, begin, busy_end, island_state, start)?;
+        }
+        if next > island_end {
+            let gap_begin = island_end.max(self.threads[i].covered);
+            self.threads[i].covered = next;
+            self.state(thread, gap_begin, next, gap_state, start)?;
+        }
+        Ok(())
+    }
+
+    fn name_value(n: NameId) -> u64 {
+        u64::from(n.0) + NAME_VALUE_OFFSET
+    }
+
+    fn gpu(&mut self, op: &GpuOp) -> Result<()> {
+        self.busy(
+            op.thread,
+            op.start,
+            op.end,
+            op.next_on_stream,
+            states::of_gpu_op(&op.kind),
+        )?;
+        use ValueLabels::*;
+        match &op.kind {
+            GpuOpKind::Kernel(k) => {
+                let ty = if k.class == KernelClass::Communication {
+                    COMM_KERNEL
+                } else {
+                    KERNEL
+                };
+                let pairs = [
+                    (ty, Self::name_value(k.name)),
+                    (KERNEL_SHORT_NAME, Self::name_value(k.short_name)),
+                    (GRID_X, u64::from(k.grid[0])),
+                    (GRID_Y, u64::from(k.grid[1])),
+                    (GRID_Z, u64::from(k.grid[2])),
+                    (BLOCK_X, u64::from(k.block[0])),
+                    (BLOCK_Y, u64::from(k.block[1])),
+                    (BLOCK_Z, u64::from(k.block[2])),
+                    (STATIC_SHARED_MEMORY, u64::from(k.static_shared_memory)),
+                    (DYNAMIC_SHARED_MEMORY, u64::from(k.dynamic_shared_memory)),
+                    (LOCAL_MEMORY_TOTAL, k.local_memory_total),
+                    (REGISTERS_PER_THREAD, u64::from(k.registers_per_thread)),
+                    (
+                        LOCAL_MEMORY_PER_THREAD,
+                        u64::from(k.local_memory_per_thread),
+                    ),
+                    (CORRELATION_ID, op.correlation_id),
+                ];
+                let labels = [
+                    Names, Names, Numeric, Numeric, Numeric, Numeric, Numeric, Numeric, Numeric,
+                    Numeric, Numeric, Numeric, Numeric, Numeric,
+                ];
+                self.interval(op.thread, op.start, op.end, &pairs, &labels)
+            }
+            GpuOpKind::Memcpy(m) => {
+                let pairs = [
+                    (GPU_MEMORY_OP, memcpy_value(m.copy_kind)),
+                    (MEMORY_OP_BYTES, m.bytes),
+                    (MEMCPY_SRC_KIND, m.src_kind.map_or(0, mem_kind_value)),
+                    (MEMCPY_DST_KIND, m.dst_kind.map_or(0, mem_kind_value)),
+                    (CORRELATION_ID, op.correlation_id),
+                ];
+                self.interval(
+                    op.thread,
+                    op.start,
+                    op.end,
+                    &pairs,
+                    &[MemoryOps, Numeric, MemKinds, MemKinds, Numeric],
+                )
+            }
+            GpuOpKind::Memset(m) => {
+                let pairs = [
+                    (GPU_MEMORY_OP, MEMSET_OP_VALUE),
+                    (MEMORY_OP_BYTES, m.bytes),
+                    (MEMSET_VALUE, m.value),
+                    (CORRELATION_ID, op.correlation_id),
+                ];
+                self.interval(
+                    op.thread,
+                    op.start,
+                    op.end,
+                    &pairs,
+                    &[MemoryOps, Numeric, Numeric, Numeric],
+                )
+            }
+        }
+    }
+
+    fn host(&mut self, call: &HostCall) -> Result<()> {
+        self.busy(
+            call.thread,
+            call.start,
+            call.end,
+            call.next_on_thread,
+            states::of_host(call.activity),
+        )?;
+        match &call.kind {
+            HostCallKind::Cuda(c) => {
+                let pairs = [
+                    (CUDA_API, Self::name_value(c.name)),
+                    (CORRELATION_ID, c.correlation_id),
+                ];
+                self.interval(
+                    call.thread,
+                    call.start,
+                    call.end,
+                    &pairs,
+                    &[ValueLabels::Names, ValueLabels::Numeric],
+                )
+            }
+        }
+    }
+
+    fn nvtx(&mut self, r: &NvtxRange) -> Result<()> {
+        let value = Self::name_value(r.name);
+        let mut pairs: Vec<(u32, u64)> = Vec::with_capacity(3);
+        let mut labels = Vec::with_capacity(3);
+        match r.kind {
+            NvtxRangeKind::PushPop => {
+                let base = self.domain_types[r.domain as usize];
+                pairs.push((base, value));
+                labels.push(ValueLabels::Names);
+                // Nesting level: ranges of this thread and domain still open at our start.
+                let open = self.threads[r.thread.0 as usize]
+                    .nvtx_open
+                    .entry(r.domain)
+                    .or_default();
+                open.retain(|&e| e > r.start);
+                open.push(r.end);
+                // The NCCL domain's neighbours (9501+) hold NCCL payload fields: no level types there.
+                if base != NVTX_NCCL_DOMAIN {
+                    let level = (open.len() as u32).min(NVTX_MAX_LEVEL);
+                    pairs.push((base + level, value));
+                    labels.push(ValueLabels::Names);
+                }
+            }
+            NvtxRangeKind::StartEnd => {
+                pairs.push((NVTX_START_END, value));
+                labels.push(ValueLabels::Names);
+            }
+        }
+        if let Some(c) = r.category {
+            pairs.push((NVTX_CATEGORY, Self::name_value(c)));
+            labels.push(ValueLabels::Names);
+        }
+        self.interval(r.thread, r.start, r.end, &pairs, &labels)
+    }
+
+    fn link(&mut self, l: &Link) -> Result<()> {
+        let (st, sth) = self.ids[l.from.0 as usize];
+        let (rt, rth) = self.ids[l.to.0 as usize];
+        let tag = match l.kind {
+            LinkKind::Launch => TAG_LAUNCH,
+            LinkKind::Memory => TAG_MEMORY,
+        };
+        let mut b = itoa::Buffer::new();
+        let mut s = String::with_capacity(96);
+        s.push_str("3:0:1:");
+        for v in [u64::from(st), u64::from(sth), l.send, l.send] {
+            s.push_str(b.format(v));
+            s.push(':');
+        }
+        s.push_str("0:1:");
+        for v in [u64::from(rt), u64::from(rth), l.recv, l.recv, l.bytes, tag] {
+            s.push_str(b.format(v));
+            s.push(':');
+        }
+        s.pop();
+        self.write_line(&s)
+    }
+}
+
+impl Sink for ParaverWriter<'_> {
+    fn begin(&mut self, trace: &TraceInfo, _names: &Names) -> Result<()> {
+        let o = &trace.objects;
+        self.ids = o.paraver_ids();
+        self.end_time = trace.end_time;
+        self.threads = vec![ThreadState::default(); o.threads.len()];
+        self.is_gpu = (0..o.threads.len())
+            .map(|i| o.is_gpu(ThreadId(i as u32)))
+            .collect();
+        self.domain_names = trace.domains.clone();
+        let mut k = 0;
+        self.domain_types = trace
+            .domains
+            .iter()
+            .map(|d| {
+                if d == "NCCL" {
+                    NVTX_NCCL_DOMAIN
+                } else {
+                    let t = NVTX_PUSH_POP_BASE + 100 * k;
+                    k += 1;
+                    t
+                }
+            })
+            .collect();
+
+        // #Paraver (date):end_ns:NODES(cpus,...):1:NTASKS(threads:node,...),0
+        let mut h = format!(
+            "#Paraver ({}):{}_ns:{}(",
+            trace.date_label,
+            trace.end_time,
+            o.hosts.len()
+        );
+        h.push_str(&vec!["1"; o.hosts.len()].join(","));
+        h.push_str(&format!("):1:{}(", o.processes.len()));
+        let per = o.threads_per_process();
+        let tasks: Vec<String> = o
+            .processes
+            .iter()
+            .zip(&per)
+            .map(|(p, n)| format!("{}:{}", n, p.host + 1))
+            .collect();
+        h.push_str(&tasks.join(","));
+        h.push_str("),0");
+        self.prv
+            .write_all(h.as_bytes())
+            .and_then(|_| self.prv.write_all(b"\n"))
+            .map_err(|e| Error::write("the .prv trace", e))?;
+
+        // Initial state of every thread, from 0 to its first activity.
+        for (i, t) in o.threads.iter().enumerate() {
+            let first = t.first_busy.unwrap_or(trace.end_time).min(trace.end_time);
+            let state = if self.is_gpu[i] {
+                states::IDLE
+            } else {
+                states::RUNNING
+            };
+            self.threads[i].covered = first;
+            self.state(ThreadId(i as u32), 0, first, state, 0)?;
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, rec: &Record, _names: &Names) -> Result<()> {
+        self.flush_until(rec.time())?;
+        match rec {
+            Record::Gpu(op) => self.gpu(op),
+            Record::Host(c) => self.host(c),
+            Record::Nvtx(r) => self.nvtx(r),
+            Record::Mark(m) => {
+                let v = Self::name_value(m.name);
+                self.note(NVTX_MARK, ValueLabels::Names, v);
+                let line = self.event_line(m.thread, m.time, &[(NVTX_MARK, v)]);
+                self.write_line(&line)
+            }
+            Record::Link(l) => self.link(l),
+        }
+    }
+
+    fn finish(&mut self, trace: &TraceInfo, names: &Names) -> Result<()> {
+        self.flush_until(Ns::MAX)?;
+        self.prv
+            .flush()
+            .map_err(|e| Error::write("the .prv trace", e))?;
+        let pcf = super::pcf::render(self, names);
+        self.pcf
+            .write_all(pcf.as_bytes())
+            .and_then(|_| self.pcf.flush())
+            .map_err(|e| Error::write("the .pcf labels", e))?;
+        let row = super::row::render(&trace.objects);
+        self.row
+            .write_all(row.as_bytes())
+            .and_then(|_| self.row.flush())
+            .map_err(|e| Error::write("the .row names", e))
+    }
+}
+
+impl ParaverWriter<'_> {
+    /// Label of an event type, NVTX domain types included.
+    pub fn label_of(&self, ty: u32) -> String {
+        if let Some(l) = type_label(ty) {
+            return l.to_owned();
+        }
+        for (d, &base) in self.domain_types.iter().enumerate() {
+            let name = if self.domain_names[d].is_empty() {
+                "default domain".to_owned()
+            } else {
+                format!("domain {}", self.domain_names[d])
+            };
+            if ty == base {
+                return format!("NVTX push/pop ranges, {name}");
+            }
+            if base != NVTX_NCCL_DOMAIN && ty > base && ty <= base + NVTX_MAX_LEVEL {
+                return format!("NVTX push/pop ranges, {name}, nesting level {}", ty - base);
+            }
+        }
+        format!("Event type {ty}")
+    }
+}

@@ -1,0 +1,454 @@
+//! The one pass: discover every input, build the object model and the common timeline, then merge
+//! all per-family cursors of all inputs (k-way, by time) and push each record to every sink.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::model::{
+    Device, Host, Names, ObjectModel, Process, Sink, SourceInfo, ThreadId, ThreadKind, ThreadObj,
+    TraceInfo,
+};
+use crate::nsys::cursor::{Cursor, Query, SourceCx};
+use crate::nsys::discover::{discover, Discovery};
+use crate::nsys::{gpu, host, links, nvtx, Export, StringCache};
+use crate::options::{Family, Options};
+
+/// Progress of a conversion, reported to the face (progress bar, worker messages).
+#[derive(Clone, Debug, Serialize)]
+pub struct Progress {
+    pub phase: &'static str,
+    pub records_done: u64,
+    /// Rows of the selected tables (each row gives about one record; links add some).
+    pub records_estimate: u64,
+}
+
+/// What a finished conversion tells the user besides its outputs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub trace: TraceInfo,
+    pub records: u64,
+    /// Records per family name.
+    pub counts: BTreeMap<String, u64>,
+    /// Things the user should know (data repaired, ranges closed), with how often they happened.
+    pub warnings: Vec<String>,
+}
+
+/// Called between records; return `false` to cancel.
+pub type ProgressFn<'a> = dyn FnMut(&Progress) -> bool + 'a;
+
+/// Everything known before the stream starts.
+pub struct Plan {
+    pub trace: TraceInfo,
+    pub discoveries: Vec<Discovery>,
+    pub families: Vec<std::collections::BTreeSet<Family>>,
+    /// Per source: globalTid → thread, stream key → (thread, device), (pid key, domainId) → domain.
+    thread_maps: Vec<HashMap<i64, ThreadId>>,
+    stream_maps: Vec<HashMap<crate::nsys::discover::StreamKey, (ThreadId, usize)>>,
+    domain_maps: Vec<HashMap<(i64, i64), u32>>,
+    shifts: Vec<i64>,
+}
+
+/// Discovers every export and lays out objects and time. Fails if nothing can be converted.
+pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
+    if exports.is_empty() {
+        return Err(Error::Usage("no input file given".into()));
+    }
+    let discoveries: Vec<Discovery> = exports
+        .iter()
+        .map(|e| discover(e, opts))
+        .collect::<Result<_>>()?;
+    for (ex, d) in exports.iter().zip(&discoveries) {
+        if d.min_time.is_none() {
+            let what: Vec<&str> = Family::ALL
+                .iter()
+                .filter(|f| opts.wants(**f))
+                .map(|f| f.table())
+                .collect();
+            return Err(Error::BadData {
+                file: ex.label.clone(),
+                why: format!(
+                    "the export holds no events to convert: none of {} has rows (nsys {}). Was the capture run with --trace=cuda,nvtx?",
+                    what.join(", "),
+                    ex.schema.product_version.as_deref().unwrap_or("version unknown")
+                ),
+            });
+        }
+    }
+
+    // Clock alignment: each report counts from its own session start; put them on one wall clock.
+    let starts: Vec<Option<i64>> = discoveries.iter().map(|d| d.session_start_utc_ns).collect();
+    let offsets: Vec<i64> = if exports.len() > 1 && starts.iter().all(Option::is_some) {
+        let min = starts.iter().flatten().min().copied().unwrap_or(0);
+        starts.iter().map(|s| s.unwrap_or(min) - min).collect()
+    } else {
+        vec![0; exports.len()]
+    };
+    let origin = discoveries
+        .iter()
+        .zip(&offsets)
+        .filter_map(|(d, o)| d.min_time.map(|t| t + o))
+        .min()
+        .unwrap_or(0);
+    let last = discoveries
+        .iter()
+        .zip(&offsets)
+        .filter_map(|(d, o)| d.max_time.map(|t| t + o))
+        .max()
+        .unwrap_or(origin);
+    let end_time = u64::try_from(last - origin).unwrap_or(0);
+    // Paraver reads times into a double: beyond 2^53 ns (104 days) they are no longer exact.
+    if end_time > (1u64 << 53) {
+        return Err(Error::BadData {
+            file: exports[0].label.clone(),
+            why: format!("events span {end_time} ns (over 104 days); timestamps are absurd or the reports are unrelated"),
+        });
+    }
+    let shifts: Vec<i64> = offsets.iter().map(|o| o - origin).collect();
+
+    // Objects: hosts → nodes; processes in input order (by MPI rank, then pid, inside a file).
+    let mut objects = ObjectModel::default();
+    let mut host_index: HashMap<String, usize> = HashMap::new();
+    let mut thread_maps = Vec::new();
+    let mut stream_maps = Vec::new();
+    let mut domain_maps = Vec::new();
+    let mut domain_names: Vec<String> = vec![String::new()];
+    for d in &discoveries {
+        for key in &d.used_domains {
+            let name = d
+                .domains
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| format!("domain {}", key.1));
+            if !domain_names.contains(&name) {
+                domain_names.push(name);
+            }
+        }
+    }
+    domain_names[1..].sort();
+
+    for (src, d) in discoveries.iter().enumerate() {
+        let host = *host_index.entry(d.hostname.clone()).or_insert_with(|| {
+            objects.hosts.push(Host {
+                name: d.hostname.clone(),
+            });
+            objects.hosts.len() - 1
+        });
+        let mut device_index = HashMap::new();
+        for (&cuda_id, name) in &d.devices {
+            let existing = objects
+                .devices
+                .iter()
+                .position(|x| x.host == host && x.cuda_id == cuda_id);
+            let idx = existing.unwrap_or_else(|| {
+                objects.devices.push(Device {
+                    host,
+                    cuda_id,
+                    name: name.clone(),
+                });
+                objects.devices.len() - 1
+            });
+            device_index.insert(cuda_id, idx);
+        }
+        let mut procs: Vec<(&i64, &(u32, String))> = d.processes.iter().collect();
+        procs.sort_by_key(|(k, (pid, _))| (d.ranks.get(k).copied().unwrap_or(u32::MAX), *pid, **k));
+        let mut tmap = HashMap::new();
+        let mut smap = HashMap::new();
+        for (&pkey, (pid, pname)) in procs {
+            let process = objects.processes.len();
+            objects.processes.push(Process {
+                host,
+                source: src,
+                pid: *pid,
+                name: pname.clone(),
+                rank: d.ranks.get(&pkey).copied(),
+            });
+            for (&gt, info) in d.host_threads.range(pkey..pkey + 0x100_0000) {
+                tmap.insert(gt, ThreadId(objects.threads.len() as u32));
+                let tid = crate::nsys::ids::tid_of(gt);
+                let first_busy = info.first_busy.map(|t| (t + shifts[src]).max(0) as u64);
+                objects.threads.push(ThreadObj {
+                    process,
+                    kind: ThreadKind::Host {
+                        tid,
+                        name: info.name.clone(),
+                    },
+                    first_busy,
+                });
+            }
+            for (&key, &first) in d.streams.iter().filter(|(k, _)| k.0 == pkey) {
+                let device = device_index[&key.1];
+                smap.insert(key, (ThreadId(objects.threads.len() as u32), device));
+                let first_busy = Some((first + shifts[src]).max(0) as u64);
+                objects.threads.push(ThreadObj {
+                    process,
+                    kind: ThreadKind::GpuStream {
+                        device,
+                        context: key.2,
+                        stream: key.3,
+                    },
+                    first_busy,
+                });
+            }
+        }
+        let dmap = d
+            .used_domains
+            .iter()
+            .map(|key| {
+                let name = d
+                    .domains
+                    .get(key)
+                    .cloned()
+                    .unwrap_or_else(|| format!("domain {}", key.1));
+                (
+                    *key,
+                    domain_names.iter().position(|n| *n == name).unwrap_or(0) as u32,
+                )
+            })
+            .collect();
+        thread_maps.push(tmap);
+        stream_maps.push(smap);
+        domain_maps.push(dmap);
+    }
+    if objects.threads.len() > 65_535 || objects.processes.len() > 65_535 {
+        return Err(Error::BadData {
+            file: exports[0].label.clone(),
+            why: format!(
+                "{} threads in {} processes: Paraver holds at most 65535 objects per level",
+                objects.threads.len(),
+                objects.processes.len()
+            ),
+        });
+    }
+
+    let sources = exports
+        .iter()
+        .zip(&discoveries)
+        .zip(&offsets)
+        .map(|((ex, d), &offset_ns)| SourceInfo {
+            label: ex.label.clone(),
+            product_version: ex.schema.product_version.clone(),
+            schema_version: ex.schema.schema_version.clone(),
+            hostname: d.hostname.clone(),
+            session_start_utc_ns: d.session_start_utc_ns,
+            offset_ns,
+            origin_raw_ns: origin - offset_ns,
+        })
+        .collect();
+    let date_label = date_label(
+        discoveries
+            .iter()
+            .filter_map(|d| d.session_start_utc_ns)
+            .min(),
+    );
+    let families = discoveries.iter().map(|d| d.families.clone()).collect();
+    Ok(Plan {
+        trace: TraceInfo {
+            objects,
+            domains: domain_names,
+            end_time,
+            sources,
+            date_label,
+        },
+        discoveries,
+        families,
+        thread_maps,
+        stream_maps,
+        domain_maps,
+        shifts,
+    })
+}
+
+/// Converts `exports` once, feeding every sink.
+pub fn run(
+    exports: &[Export],
+    opts: &Options,
+    sinks: &mut [&mut dyn Sink],
+    progress: &mut ProgressFn,
+) -> Result<Summary> {
+    let plan = plan(exports, opts)?;
+    let estimate: u64 = plan.discoveries.iter().map(|d| d.record_estimate).sum();
+    let mut names = Names::new();
+
+    let mut cxs: Vec<SourceCx> = Vec::with_capacity(exports.len());
+    for (src, ex) in exports.iter().enumerate() {
+        let d = &plan.discoveries[src];
+        let categories = d
+            .categories
+            .iter()
+            .map(|(k, v)| (*k, names.intern(v)))
+            .collect();
+        cxs.push(SourceCx {
+            file: ex.label.clone(),
+            shift: plan.shifts[src],
+            end_time: plan.trace.end_time,
+            threads: plan.thread_maps[src].clone(),
+            streams: plan.stream_maps[src].clone(),
+            domains: plan.domain_maps[src].clone(),
+            categories,
+            strings: StringCache::new(&ex.conn, &ex.schema.strings_table, &ex.label)?,
+            activity_of: HashMap::new(),
+            warnings: BTreeMap::new(),
+        });
+    }
+
+    let mut queries: Vec<Query> = Vec::new();
+    for (src, ex) in exports.iter().enumerate() {
+        let fams = &plan.families[src];
+        queries.extend(gpu::query(&ex.schema, fams, src));
+        if fams.contains(&Family::CudaApi) {
+            queries.push(host::query(&ex.schema, src));
+        }
+        if fams.contains(&Family::Nvtx) {
+            queries.push(nvtx::query(&ex.schema, src));
+        }
+        queries.extend(links::query(&ex.schema, fams, src));
+    }
+    progress(&Progress {
+        phase: "sorting",
+        records_done: 0,
+        records_estimate: estimate,
+    });
+    let mut statements = Vec::with_capacity(queries.len());
+    for q in &queries {
+        let ex = &exports[q.source];
+        statements.push(
+            ex.conn
+                .prepare(&q.sql)
+                .map_err(|e| Error::read(&ex.label, q.what, e))?,
+        );
+    }
+    let mut cursors: Vec<Cursor> = Vec::with_capacity(queries.len());
+    for (q, st) in queries.iter().zip(statements.iter_mut()) {
+        let rows = st
+            .query([])
+            .map_err(|e| Error::read(&exports[q.source].label, q.what, e))?;
+        cursors.push(Cursor {
+            kind: q.kind,
+            source: q.source,
+            what: q.what,
+            rows,
+            head: None,
+        });
+    }
+
+    for s in sinks.iter_mut() {
+        s.begin(&plan.trace, &names)?;
+    }
+    let mut heap = BinaryHeap::new();
+    for (i, c) in cursors.iter_mut().enumerate() {
+        c.advance(&mut cxs[c.source], &mut names)?;
+        if let Some(r) = &c.head {
+            heap.push(Reverse((r.time(), r.family_rank(), i)));
+        }
+    }
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut done = 0u64;
+    while let Some(Reverse((_, _, i))) = heap.pop() {
+        let c = &mut cursors[i];
+        let rec = c.head.take().expect("heap entries have a head");
+        for s in sinks.iter_mut() {
+            s.record(&rec, &names)?;
+        }
+        *counts
+            .entry(record_family_name(&rec).to_owned())
+            .or_insert(0) += 1;
+        done += 1;
+        if done % 65_536 == 0
+            && !progress(&Progress {
+                phase: "converting",
+                records_done: done,
+                records_estimate: estimate,
+            })
+        {
+            return Err(Error::Cancelled);
+        }
+        c.advance(&mut cxs[c.source], &mut names)?;
+        if let Some(r) = &c.head {
+            heap.push(Reverse((r.time(), r.family_rank(), i)));
+        }
+    }
+    progress(&Progress {
+        phase: "finishing",
+        records_done: done,
+        records_estimate: estimate,
+    });
+    for s in sinks.iter_mut() {
+        s.finish(&plan.trace, &names)?;
+    }
+    let mut warnings = Vec::new();
+    for cx in &cxs {
+        for (msg, n) in &cx.warnings {
+            warnings.push(format!(
+                "{}: {msg} ({n} time{})",
+                cx.file,
+                if *n == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    Ok(Summary {
+        trace: plan.trace,
+        records: done,
+        counts,
+        warnings,
+    })
+}
+
+fn record_family_name(r: &crate::model::Record) -> &'static str {
+    use crate::model::{GpuOpKind, Record};
+    match r {
+        Record::Gpu(g) => match g.kind {
+            GpuOpKind::Kernel(_) => "kernel",
+            GpuOpKind::Memcpy(_) => "memcpy",
+            GpuOpKind::Memset(_) => "memset",
+        },
+        Record::Host(_) => "cuda-api",
+        Record::Nvtx(n) => match n.kind {
+            crate::model::NvtxRangeKind::PushPop => "nvtx-push-pop",
+            crate::model::NvtxRangeKind::StartEnd => "nvtx-start-end",
+        },
+        Record::Mark(_) => "nvtx-mark",
+        Record::Link(l) => match l.kind {
+            crate::model::LinkKind::Launch => "link-launch",
+            crate::model::LinkKind::Memory => "link-memory",
+        },
+    }
+}
+
+/// `DD/MM/YYYY at HH:MM` (UTC) of the session start: deterministic, so the same inputs give the
+/// same bytes on every machine and in the browser.
+fn date_label(utc_ns: Option<i64>) -> String {
+    let secs = utc_ns.unwrap_or(0).div_euclid(1_000_000_000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{day:02}/{month:02}/{year:04} at {:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn date_label_is_utc_civil_date() {
+        // 2026-01-25T02:26:42Z (testcuda_report1's session start)
+        assert_eq!(
+            super::date_label(Some(1_769_308_002_162_486_533)),
+            "25/01/2026 at 02:26"
+        );
+        assert_eq!(super::date_label(None), "01/01/1970 at 00:00");
+    }
+}
