@@ -9,6 +9,10 @@ pub mod nsys;
 pub mod options;
 pub mod paraver;
 pub mod pipeline;
+pub mod bundle;
+pub mod vfs;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+pub mod wasm;
 
 pub use error::{Error, Result};
 pub use options::{Family, Options};

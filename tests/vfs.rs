@@ -1,0 +1,248 @@
+//! The read-only VFS (the browser's way of reading a user's file) run natively over
+//! `std::fs::File`: every export must give exactly what a normal SQLite open gives, with small
+//! and default block caches, and bad files must give the same clear errors.
+
+use std::path::{Path, PathBuf};
+
+use prvsight::nsys::Export;
+use prvsight::paraver::ParaverWriter;
+use prvsight::pipeline;
+use prvsight::vfs::{self, source::FileSource, CacheConfig};
+use prvsight::{Error, Options};
+
+fn sample() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/www/samples/testcuda_report1.sqlite"
+    ))
+}
+
+/// Every real export we can reach: the shipped sample, then ../shared/traces when present.
+fn exports() -> Vec<PathBuf> {
+    let mut v = vec![sample()];
+    let shared = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces"));
+    if !shared.is_dir() {
+        eprintln!("SKIP: ../shared/traces is not present; only the shipped sample is checked");
+        return v;
+    }
+    let mut dirs = vec![shared.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "sqlite") {
+                v.push(p);
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+fn open_vfs(p: &Path, config: CacheConfig) -> prvsight::Result<Export> {
+    let label = p.display().to_string();
+    let src = FileSource::open(p).map_err(|e| Error::Unreadable {
+        file: label.clone(),
+        detail: e.to_string(),
+    })?;
+    vfs::open_export(&label, Box::new(src), config)
+}
+
+type Outputs = (Vec<u8>, Vec<u8>, Vec<u8>);
+
+fn convert(exports: &[Export]) -> prvsight::Result<Outputs> {
+    let (mut prv, mut pcf, mut row) = (Vec::new(), Vec::new(), Vec::new());
+    {
+        let mut w = ParaverWriter::new(Box::new(&mut prv), Box::new(&mut pcf), Box::new(&mut row));
+        pipeline::run(exports, &Options::default(), &mut [&mut w], &mut |_| true)?;
+    }
+    Ok((prv, pcf, row))
+}
+
+/// Result of converting, as bytes or as the error message (some real exports have nothing to
+/// convert, which must then fail the same way on both paths).
+fn outcome(r: prvsight::Result<Outputs>) -> Result<Outputs, String> {
+    r.map_err(|e| e.to_string())
+}
+
+const TINY: CacheConfig = CacheConfig {
+    block_bytes: 4096,
+    blocks: 2,
+};
+
+#[test]
+fn every_export_converts_to_the_same_bytes_as_a_normal_open() {
+    for p in exports() {
+        let direct = outcome(Export::open_path(&p).and_then(|e| convert(&[e])));
+        for config in [CacheConfig::default(), TINY] {
+            let via = outcome(open_vfs(&p, config).and_then(|e| convert(&[e])));
+            match (&direct, &via) {
+                (Ok(a), Ok(b)) => {
+                    assert!(
+                        a.0 == b.0,
+                        "{}: .prv differs through the VFS ({config:?})",
+                        p.display()
+                    );
+                    assert!(
+                        a.1 == b.1 && a.2 == b.2,
+                        "{}: .pcf/.row differ ({config:?})",
+                        p.display()
+                    );
+                    assert!(!a.0.is_empty());
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b, "{}", p.display()),
+                _ => panic!(
+                    "{}: direct {:?} but VFS {:?}",
+                    p.display(),
+                    direct.is_ok(),
+                    via.is_ok()
+                ),
+            }
+        }
+    }
+}
+
+#[test]
+fn multi_rank_inputs_merge_the_same_way() {
+    let dir = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/traces/generated/mpi4"
+    ));
+    if !dir.is_dir() {
+        eprintln!("SKIP: {} is not present", dir.display());
+        return;
+    }
+    let paths: Vec<PathBuf> = (0..4)
+        .map(|r| dir.join(format!("rank{r}.sqlite")))
+        .collect();
+    let direct: Vec<Export> = paths
+        .iter()
+        .map(|p| Export::open_path(p).unwrap())
+        .collect();
+    let via: Vec<Export> = paths
+        .iter()
+        .map(|p| open_vfs(p, CacheConfig::default()).unwrap())
+        .collect();
+    let (a, b) = (convert(&direct).unwrap(), convert(&via).unwrap());
+    assert!(a == b, "4-rank trace differs through the VFS");
+    // 4 processes (one per rank) in the .row's APPL level.
+    let row = String::from_utf8(b.2).unwrap();
+    assert!(row.contains("LEVEL TASK SIZE 4"), "{row}");
+}
+
+#[test]
+fn queries_answer_the_same_and_the_cache_saves_reads() {
+    let p = sample();
+    let sql = "SELECT count(*), sum(length(value)) FROM StringIds";
+    let direct =
+        rusqlite::Connection::open_with_flags(&p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let expect: (i64, i64) = direct
+        .query_row(sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    let label = "stats-probe.sqlite";
+    let conn = vfs::open_connection(
+        label,
+        Box::new(FileSource::open(&p).unwrap()),
+        CacheConfig::default(),
+    )
+    .unwrap();
+    let got: (i64, i64) = conn
+        .query_row(sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    assert_eq!(got, expect);
+    drop(conn);
+    let st = vfs::closed_stats(label).expect("stats recorded at close");
+    // The 577,536-byte file fits in one 1 MiB block: one source read serves every page.
+    assert_eq!(st.source_reads, 1);
+    assert_eq!(st.source_bytes, 577_536);
+    assert!(st.reads > 10, "SQLite read many pages: {st:?}");
+}
+
+#[test]
+fn temporary_tables_go_to_the_default_vfs() {
+    // A read-only export still lets SQLite make temp files (sorts, temp tables); our VFS hands
+    // them to the default one.
+    let conn = vfs::open_connection(
+        "temp-probe",
+        Box::new(FileSource::open(&sample()).unwrap()),
+        TINY,
+    )
+    .unwrap();
+    conn.execute_batch("PRAGMA temp_store = FILE; CREATE TEMP TABLE t AS SELECT id, value FROM StringIds ORDER BY value DESC;")
+        .unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+        .unwrap();
+    let m: i64 = conn
+        .query_row("SELECT count(*) FROM StringIds", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, m);
+    assert!(n > 100);
+    // Writing to the export itself is refused.
+    let e = conn.execute("DELETE FROM StringIds", []).unwrap_err();
+    assert!(e.to_string().contains("readonly"), "{e}");
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("prvsight-vfs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+#[test]
+fn bad_files_give_the_clear_errors() {
+    let p = tmp("notes.sqlite");
+    std::fs::write(
+        &p,
+        "plain text, long enough to pass for a file of some sort at first sight".repeat(3),
+    )
+    .unwrap();
+    let e = open_vfs(&p, TINY).err().unwrap();
+    assert!(
+        matches!(e, Error::NotSqlite { .. }) && e.to_string().contains("SQLite header"),
+        "{e}"
+    );
+
+    std::fs::write(&p, b"").unwrap();
+    assert!(open_vfs(&p, TINY)
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("empty (0 bytes)"));
+
+    std::fs::write(
+        &p,
+        [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 4, 5, 6, 7],
+    )
+    .unwrap();
+    assert!(open_vfs(&p, TINY)
+        .err()
+        .unwrap()
+        .to_string()
+        .contains("gzip"));
+}
+
+#[test]
+fn truncated_exports_fail_like_a_normal_open() {
+    let bytes = std::fs::read(sample()).unwrap();
+    let p = tmp("cut.sqlite");
+    for cut in [100, 4096, 40_000, bytes.len() / 2, bytes.len() - 4096] {
+        std::fs::write(&p, &bytes[..cut]).unwrap();
+        let direct = outcome(Export::open_path(&p).and_then(|e| convert(&[e])));
+        let via = outcome(open_vfs(&p, TINY).and_then(|e| convert(&[e])));
+        match (&direct, &via) {
+            (Err(a), Err(b)) => {
+                assert_eq!(a, b, "cut {cut}");
+                assert!(b.contains("cut.sqlite"), "{b}");
+            }
+            (Ok(a), Ok(b)) => assert!(a == b, "cut {cut}: different outputs"),
+            _ => panic!(
+                "cut {cut}: direct {direct:?} vs VFS {via:?}",
+                direct = direct.is_ok(),
+                via = via.is_ok()
+            ),
+        }
+    }
+}
