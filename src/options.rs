@@ -20,16 +20,15 @@ pub enum Family {
     CudaApi,
     /// NVTX ranges and marks (NVTX_EVENTS).
     Nvtx,
+    /// MPI calls (MPI_*_EVENTS since nsys 2023; the NVTX `MPI` domain in nsys 2022).
+    Mpi,
+    /// OS runtime calls: libc/pthread (OSRT_API).
+    Osrt,
 }
 
 impl Family {
-    pub const ALL: [Family; 5] = [
-        Family::Kernel,
-        Family::Memcpy,
-        Family::Memset,
-        Family::CudaApi,
-        Family::Nvtx,
-    ];
+    pub const ALL: [Family; 7] =
+        [Family::Kernel, Family::Memcpy, Family::Memset, Family::CudaApi, Family::Nvtx, Family::Mpi, Family::Osrt];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -38,19 +37,31 @@ impl Family {
             Family::Memset => "memset",
             Family::CudaApi => "cuda-api",
             Family::Nvtx => "nvtx",
+            Family::Mpi => "mpi",
+            Family::Osrt => "osrt",
         }
     }
 
-    /// The export table the family is read from.
-    pub fn table(self) -> &'static str {
+    /// The export tables the family is read from (the first is the main one).
+    pub fn tables(self) -> &'static [&'static str] {
         match self {
-            Family::Kernel => "CUPTI_ACTIVITY_KIND_KERNEL",
-            Family::Memcpy => "CUPTI_ACTIVITY_KIND_MEMCPY",
-            Family::Memset => "CUPTI_ACTIVITY_KIND_MEMSET",
-            Family::CudaApi => "CUPTI_ACTIVITY_KIND_RUNTIME",
-            Family::Nvtx => "NVTX_EVENTS",
+            Family::Mpi => &["MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS"],
+            Family::Osrt => &["OSRT_API"],
+            _ => std::slice::from_ref(match self {
+                Family::Kernel => &"CUPTI_ACTIVITY_KIND_KERNEL",
+                Family::Memcpy => &"CUPTI_ACTIVITY_KIND_MEMCPY",
+                Family::Memset => &"CUPTI_ACTIVITY_KIND_MEMSET",
+                Family::CudaApi => &"CUPTI_ACTIVITY_KIND_RUNTIME",
+                _ => &"NVTX_EVENTS",
+            }),
         }
     }
+
+    /// The main export table the family is read from.
+    pub fn table(self) -> &'static str {
+        self.tables()[0]
+    }
+
 }
 
 impl fmt::Display for Family {
@@ -69,6 +80,8 @@ impl FromStr for Family {
             "memset" | "memsets" => Family::Memset,
             "cuda-api" | "api" | "cuda" | "runtime" | "cuda-api-trace" => Family::CudaApi,
             "nvtx" | "nvtx-pushpop-trace" | "nvtx-startend-trace" => Family::Nvtx,
+            "mpi" | "mpi-event-trace" => Family::Mpi,
+            "osrt" | "os-runtime" => Family::Osrt,
             _ => {
                 let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
                 return Err(format!(

@@ -298,9 +298,7 @@ pub fn run(
     for (src, ex) in exports.iter().enumerate() {
         let fams = &plan.families[src];
         queries.extend(gpu::query(&ex.schema, fams, src));
-        if fams.contains(&Family::CudaApi) {
-            queries.push(host::query(&ex.schema, src));
-        }
+        queries.extend(host::query(&ex.schema, &plan.discoveries[src], fams, src));
         if fams.contains(&Family::Nvtx) {
             queries.push(nvtx::query(&ex.schema, src));
         }
@@ -404,7 +402,11 @@ fn record_family_name(r: &crate::model::Record) -> &'static str {
             GpuOpKind::Memcpy(_) => "memcpy",
             GpuOpKind::Memset(_) => "memset",
         },
-        Record::Host(_) => "cuda-api",
+        Record::Host(h) => match h.kind {
+            crate::model::HostCallKind::Cuda(_) => "cuda-api",
+            crate::model::HostCallKind::Mpi(_) => "mpi",
+            crate::model::HostCallKind::Os(_) => "osrt",
+        },
         Record::Nvtx(n) => match n.kind {
             crate::model::NvtxRangeKind::PushPop => "nvtx-push-pop",
             crate::model::NvtxRangeKind::StartEnd => "nvtx-start-end",

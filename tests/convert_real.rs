@@ -38,6 +38,14 @@ fn expected_threads(p: &Path) -> (u64, u64, u64) {
     if table_exists(p, "CUPTI_ACTIVITY_KIND_RUNTIME") {
         tids.push("SELECT globalTid AS g FROM CUPTI_ACTIVITY_KIND_RUNTIME".into());
     }
+    for t in ["MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS"] {
+        if table_exists(p, t) {
+            tids.push(format!("SELECT globalTid AS g FROM {t}"));
+        }
+    }
+    if table_exists(p, "OSRT_API") {
+        tids.push("SELECT globalTid AS g FROM OSRT_API WHERE eventClass NOT IN (31, 32)".into());
+    }
     if table_exists(p, "NVTX_EVENTS") {
         tids.push("SELECT globalTid AS g FROM NVTX_EVENTS WHERE eventType IN (59,70,60,71,34)".into());
         tids.push("SELECT endGlobalTid AS g FROM NVTX_EVENTS WHERE eventType IN (60,71) AND endGlobalTid IS NOT NULL".into());
@@ -116,6 +124,19 @@ fn every_real_export_converts_with_exact_counts() {
         assert_eq!(c.tags.get(&55001).copied().unwrap_or(0), linked(&path, "CUPTI_ACTIVITY_KIND_KERNEL"), "{name}: launch links");
         let mem_links = linked(&path, "CUPTI_ACTIVITY_KIND_MEMCPY") + linked(&path, "CUPTI_ACTIVITY_KIND_MEMSET");
         assert_eq!(c.tags.get(&55002).copied().unwrap_or(0), mem_links, "{name}: memory links");
+
+        // MPI calls (one per wait call, not per request) and OS runtime calls.
+        let mpi_rows = count_rows(&path, "MPI_P2P_EVENTS", "")
+            + count_rows(&path, "MPI_COLLECTIVES_EVENTS", "")
+            + count_rows(&path, "MPI_OTHER_EVENTS", "")
+            + count_rows(&path, "MPI_START_WAIT_EVENTS", "GROUP BY start, end, globalTid, textId").min(1)
+                * sql_count(&path, "SELECT count(*) FROM (SELECT DISTINCT start, end, globalTid, textId FROM MPI_START_WAIT_EVENTS)");
+        let mpi_in_prv: u64 = (50_000_001..=50_000_005).map(b).sum();
+        if table_exists(&path, "MPI_P2P_EVENTS") {
+            assert_eq!(mpi_in_prv, mpi_rows, "{name}: MPI calls");
+        }
+        // eventClass 31/32 rows are the OS runtime tracer's start/stop markers, not calls.
+        assert_eq!(b(64_000_000), count_rows(&path, "OSRT_API", "WHERE eventClass NOT IN (31, 32)"), "{name}: OS runtime calls");
 
         // Header: tasks = processes with activity, threads = host threads with activity + streams.
         let (host, streams, procs) = expected_threads(&path);
@@ -215,10 +236,48 @@ fn mpi_ranks_merge_into_one_trace_ordered_by_rank() {
     }
     let c = count_prv(&out.prv);
     assert!(c.sorted);
+    // Every MPI_Allreduce of every rank is in the trace, under Extrae's collective type and value.
+    let allreduce: u64 = ranks
+        .iter()
+        .map(|p| sql_count(p, "SELECT count(*) FROM MPI_COLLECTIVES_EVENTS m JOIN StringIds s ON s.id = m.textId WHERE s.value = 'MPI_Allreduce'"))
+        .sum();
+    assert_eq!(allreduce, 4 * 20, "20 iterations per rank (generated/README.md)");
+    assert_eq!(c.values.get(&(50_000_002, 10)).copied(), Some(allreduce));
     let total_ranges: u64 = ranks.iter().map(|p| count_rows(p, "NVTX_EVENTS", "WHERE eventType IN (59, 70)")).sum();
     let pushpop: u64 = c.begins.iter().filter(|(t, _)| **t >= 9600 && **t < 30_000 && (**t - 9600) % 100 == 0).map(|(_, n)| n).sum();
     assert_eq!(pushpop, total_ranges);
     // Session starts differ by up to 50 ms: offsets are the differences of utcEpochNs.
     let offsets: Vec<i64> = out.summary.trace.sources.iter().map(|s| s.offset_ns).collect();
     assert_eq!(offsets, vec![49_797_835, 0, 28_545_164, 4_951_278]);
+}
+
+#[test]
+fn nsys_2022_mpi_ranges_become_mpi_calls() {
+    let Some(dir) = shared_traces() else { return };
+    let ranks: Vec<PathBuf> = (0..4).map(|r| dir.join(format!("generated/mpi4_nsys2022.4/rank{r}.sqlite"))).collect();
+    let out = convert(&ranks, &Options::default()).unwrap();
+    let c = count_prv(&out.prv);
+    // nsys 2022 has no MPI tables: MPI calls are push/pop ranges of the NVTX domain named "MPI".
+    let expected: u64 = ranks
+        .iter()
+        .map(|p| {
+            sql_count(
+                p,
+                "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59 AND domainId IN \
+                 (SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND text = 'MPI')",
+            )
+        })
+        .sum();
+    assert!(expected > 0);
+    let mpi: u64 = (50_000_001..=50_000_005).map(|t| c.begins.get(&t).copied().unwrap_or(0)).sum();
+    assert_eq!(mpi, expected);
+    assert_eq!(out.summary.counts.get("mpi"), Some(&expected));
+    let allreduce_2022: u64 = ranks
+        .iter()
+        .map(|p| sql_count(p, "SELECT count(*) FROM NVTX_EVENTS e JOIN StringIds s ON s.id = e.textId WHERE e.eventType = 59 AND s.value = 'MPI_Allreduce'"))
+        .sum();
+    assert_eq!(c.values.get(&(50_000_002, 10)).copied(), Some(allreduce_2022));
+    for (i, p) in out.summary.trace.objects.processes.iter().enumerate() {
+        assert_eq!(p.rank, Some(i as u32), "rank from the 'MPI Rank n' thread name");
+    }
 }

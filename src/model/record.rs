@@ -102,6 +102,47 @@ pub enum HostActivity {
     CudaApi,
     /// Inside a CUDA call that blocks until GPU work completes (synchronize, blocking memcpy).
     CudaSync,
+    /// MPI blocking send.
+    MpiSend,
+    /// MPI blocking receive.
+    MpiRecv,
+    /// MPI non-blocking send/receive posting.
+    MpiImmediateSend,
+    MpiImmediateRecv,
+    /// MPI combined send-receive.
+    MpiSendRecv,
+    /// MPI wait for requests.
+    MpiWait,
+    /// MPI test/probe.
+    MpiTest,
+    /// MPI collective.
+    MpiCollective,
+    /// Other MPI calls (init, finalize, communicator management...).
+    MpiOther,
+    /// OS call that blocks (poll, condition wait, sleep, lock...).
+    OsBlocked,
+    /// OS file or socket I/O.
+    OsIo,
+    /// Any other OS runtime call.
+    OsOther,
+}
+
+impl HostActivity {
+    /// Time in MPI: not useful computation in the POP model.
+    pub fn is_mpi(self) -> bool {
+        matches!(
+            self,
+            HostActivity::MpiSend
+                | HostActivity::MpiRecv
+                | HostActivity::MpiImmediateSend
+                | HostActivity::MpiImmediateRecv
+                | HostActivity::MpiSendRecv
+                | HostActivity::MpiWait
+                | HostActivity::MpiTest
+                | HostActivity::MpiCollective
+                | HostActivity::MpiOther
+        )
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -119,9 +160,44 @@ pub struct CudaCall {
     pub layer: ApiLayer,
 }
 
+/// Which MPI table (or NVTX MPI range) a call came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum MpiClass {
+    PointToPoint,
+    Collective,
+    /// MPI_Wait*/MPI_Test* on requests (MPI_START_WAIT_EVENTS).
+    StartWait,
+    Other,
+}
+
+/// An MPI call. Sizes, peer and tag are known only from nsys ≥ 2023 MPI tables.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MpiCall {
+    pub name: NameId,
+    pub class: MpiClass,
+    pub bytes_sent: Option<u64>,
+    pub bytes_received: Option<u64>,
+    /// Peer rank in the communicator (point-to-point).
+    pub peer: Option<i64>,
+    pub tag: Option<i64>,
+    /// Root rank (rooted collectives).
+    pub root: Option<i64>,
+    pub communicator: Option<i64>,
+    /// Number of requests a wait completed (rows nsys wrote for one call).
+    pub requests: u32,
+}
+
+/// An OS runtime call (OSRT_API).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OsCall {
+    pub name: NameId,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum HostCallKind {
     Cuda(CudaCall),
+    Mpi(MpiCall),
+    Os(OsCall),
 }
 
 /// A call on a host thread (CUDA API today; MPI and OS runtime share this shape).

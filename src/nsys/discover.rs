@@ -41,6 +41,8 @@ pub struct Discovery {
     pub used_domains: BTreeSet<(i64, i64)>,
     /// (globalPid key, category id) → category name (eventType 33 rows).
     pub categories: BTreeMap<(i64, i64), String>,
+    /// domainIds of the NVTX `MPI` domain when MPI calls are only NVTX ranges (nsys 2022).
+    pub nvtx_mpi_domains: BTreeSet<i64>,
     /// Number of rows of the selected families (for progress).
     pub record_estimate: u64,
     /// globalPid key → MPI rank.
@@ -99,14 +101,11 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
     let s = &ex.schema;
     let mut d = Discovery::default();
     for f in Family::ALL {
-        if opts.wants(f) && s.has_table(f.table()) {
-            let any: Option<i64> = scalar(
-                ex,
-                f.table(),
-                &format!("SELECT 1 FROM {} LIMIT 1", f.table()),
-                [],
-            )?;
-            if any.is_some() {
+        if !opts.wants(f) {
+            continue;
+        }
+        for t in f.tables().iter().filter(|t| s.has_table(t)) {
+            if scalar::<i64>(ex, t, &format!("SELECT 1 FROM {t} LIMIT 1"), [])?.is_some() {
                 d.families.insert(f);
             }
         }
@@ -158,15 +157,23 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
         }
     }
 
-    // Host threads: CUDA API calls.
-    if d.families.contains(&Family::CudaApi) {
-        let t = Family::CudaApi.table();
-        s.require_columns(
-            &ex.label,
-            t,
-            &["start", "end", "globalTid", "nameId", "correlationId"],
-        )?;
-        let sql = format!("SELECT globalTid, MIN(start), MAX(MAX(end, start)), COUNT(*) FROM {t} WHERE start IS NOT NULL AND globalTid IS NOT NULL GROUP BY 1");
+    // Host threads: CUDA API, MPI and OS runtime calls (they set the thread's state).
+    let host_tables: Vec<(&str, &[&str])> = [
+        (Family::CudaApi, &["start", "end", "globalTid", "nameId", "correlationId"][..]),
+        (Family::Mpi, &["start", "end", "globalTid", "textId"][..]),
+        (Family::Osrt, &["start", "end", "globalTid", "nameId"][..]),
+    ]
+    .iter()
+    .filter(|(f, _)| d.families.contains(f))
+    .flat_map(|(f, cols)| f.tables().iter().filter(|t| s.has_table(t)).map(move |t| (*t, *cols)))
+    .collect();
+    for (t, cols) in host_tables {
+        s.require_columns(&ex.label, t, cols)?;
+        let filter = if t == "OSRT_API" { super::host::osrt_filter(s) } else { String::new() };
+        let sql = format!(
+            "SELECT globalTid, MIN(start), MAX(MAX(end, start)), COUNT(*) FROM {t} \
+             WHERE start IS NOT NULL AND globalTid IS NOT NULL {filter} GROUP BY 1"
+        );
         for (gt, lo, hi, n) in rows(ex, t, &sql, [], |r| {
             Ok((
                 r.get::<_, i64>(0)?,
@@ -176,7 +183,11 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
             ))
         })? {
             d.record_estimate += n as u64;
-            d.host_threads.entry(gt).or_default().first_busy = lo;
+            let info = d.host_threads.entry(gt).or_default();
+            info.first_busy = match (info.first_busy, lo) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             d.widen(lo, hi);
         }
     }
@@ -225,6 +236,7 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
         }
         read_domains(ex, &mut d)?;
         read_categories(ex, &mut d)?;
+        find_nvtx_mpi(ex, opts, &mut d)?;
     }
     for &gt in d.host_threads.keys() {
         d.processes
@@ -271,6 +283,34 @@ fn read_domains(ex: &Export, d: &mut Discovery) -> Result<()> {
             d.domains.insert((process_key(gt), dom), name);
         }
     }
+    Ok(())
+}
+
+/// nsys 2022 writes MPI calls only as NVTX push/pop ranges of a domain named `MPI`: find its ids
+/// (and the first range per thread, which sets the thread's state like any MPI call).
+fn find_nvtx_mpi(ex: &Export, opts: &Options, d: &mut Discovery) -> Result<()> {
+    if !opts.wants(Family::Mpi) || Family::Mpi.tables().iter().any(|t| ex.schema.has_table(t)) {
+        return Ok(());
+    }
+    let ids: BTreeSet<i64> = d.domains.iter().filter(|(k, name)| name.as_str() == "MPI" && d.used_domains.contains(k)).map(|(k, _)| k.1).collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let list = ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let sql = format!(
+        "SELECT globalTid, MIN(start), COUNT(*) FROM NVTX_EVENTS WHERE eventType IN (59, 70) AND domainId IN ({list}) \
+         AND start IS NOT NULL AND globalTid IS NOT NULL GROUP BY 1"
+    );
+    for (gt, lo, n) in rows(ex, "NVTX MPI ranges", &sql, [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, i64>(2)?)))? {
+        let info = d.host_threads.entry(gt).or_default();
+        info.first_busy = match (info.first_busy, lo) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        d.record_estimate += n as u64;
+    }
+    d.nvtx_mpi_domains = ids;
+    d.families.insert(Family::Mpi);
     Ok(())
 }
 

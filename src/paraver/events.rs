@@ -47,6 +47,9 @@ pub const NVTX_NCCL_DOMAIN: u32 = 9500;
 pub const NVTX_PUSH_POP_BASE: u32 = 9600;
 pub const NVTX_MAX_LEVEL: u32 = 99;
 
+/// OS runtime call (OSRT_API); value = call name.
+pub const OS_CALL: u32 = 64_000_000;
+
 /// Communication tags: API call → kernel launch, API call → memory operation.
 pub const TAG_LAUNCH: u64 = 55001;
 pub const TAG_MEMORY: u64 = 55002;
@@ -125,6 +128,7 @@ pub fn type_label(t: u32) -> Option<&'static str> {
         NVTX_START_END => "NVTX start/end ranges",
         NVTX_MARK => "NVTX marks",
         NVTX_CATEGORY => "NVTX range category",
-        _ => return None,
+        OS_CALL => "OS runtime call",
+        t => return super::mpi::type_label(t),
     })
 }

@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod events;
+pub mod mpi;
 pub mod pcf;
 pub mod prv;
 pub mod row;

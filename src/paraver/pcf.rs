@@ -74,6 +74,10 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
                 ValueLabels::MemoryOps if *v == MEMSET_OP_VALUE => MEMSET_LABEL.to_owned(),
                 ValueLabels::MemoryOps => MEMCPY_KIND_LABELS[(*v - 1) as usize].to_owned(),
                 ValueLabels::MemKinds => MEM_KIND_LABELS[(*v - 1) as usize].to_owned(),
+                ValueLabels::Mpi => match super::mpi::extrae_label(*v) {
+                    Some(l) => l.to_owned(),
+                    None => clean_label(names.get(NameId((v - super::mpi::UNKNOWN_MPI_BASE) as u32))),
+                },
                 ValueLabels::Numeric => unreachable!(),
             };
             let _ = writeln!(out, "{v}      {label}");

@@ -30,6 +30,8 @@ pub enum ValueLabels {
     /// Fixed labels of memory operations / memory kinds.
     MemoryOps,
     MemKinds,
+    /// Extrae MPI values (known calls) or name ids past [`super::mpi::UNKNOWN_MPI_BASE`].
+    Mpi,
 }
 
 /// A line waiting for its time, ordered by (time, kind, tiebreak, sequence).
@@ -216,39 +218,33 @@ impl<'w> ParaverWriter<'w> {
     }
 
     /// Advances the state timeline of `thread` for an operation [start, end) whose resource is next
-    /// busy at `next` (see the module doc).
-    fn busy(
-        &mut self,
-        thread: ThreadId,
-        start: Ns,
-        end: Ns,
-        next: Option<Ns>,
-        state: u32,
-    ) -> Result<()> {
+    /// busy at `next` (see the module doc). Overlapping operations form an "island" that keeps the
+    /// state of its first (outermost) operation, written as one record; only an operation that
+    /// outlasts the island extends it with a further record.
+    fn busy(&mut self, thread: ThreadId, start: Ns, end: Ns, next: Option<Ns>, state: u32) -> Result<()> {
         let i = thread.0 as usize;
-        let gap_state = if self.is_gpu[i] {
-            states::IDLE
-        } else {
-            states::RUNNING
-        };
+        let gap_state = if self.is_gpu[i] { states::IDLE } else { states::RUNNING };
         let next = next.unwrap_or(self.end_time).max(start);
         let ts = &mut self.threads[i];
         if start >= ts.island_end {
+            // A new island: its state is known for its whole first operation.
             ts.island_end = end;
             ts.island_state = state;
-        } else {
-            ts.island_end = ts.island_end.max(end);
+            let begin = start.max(ts.covered);
+            ts.covered = ts.covered.max(end);
+            self.state(thread, begin, end, state, start)?;
+        } else if end > ts.island_end {
+            // Overlaps the island and outlasts it: extend.
+            let (from, island_state) = (ts.island_end.max(ts.covered), ts.island_state);
+            ts.island_end = end;
+            ts.covered = ts.covered.max(end);
+            self.state(thread, from, end, island_state, start)?;
         }
-        let (island_end, island_state) = (ts.island_end, ts.island_state);
-        let begin = start.max(ts.covered);
-        let busy_end = island_end.min(next);
-        if busy_end > begin {
-            self.threads[i].covered = busy_end;
-            self.state(thread, begin, busy_end, island_state, start)?;
-        }
-        if next > island_end {
-            let gap_begin = island_end.max(self.threads[i].covered);
-            self.threads[i].covered = next;
+        let ts = &mut self.threads[i];
+        if next > ts.island_end {
+            // The next operation starts after the island: the gap until then.
+            let gap_begin = ts.island_end.max(ts.covered);
+            ts.covered = ts.covered.max(next);
             self.state(thread, gap_begin, next, gap_state, start)?;
         }
         Ok(())
@@ -333,7 +329,7 @@ impl<'w> ParaverWriter<'w> {
         }
     }
 
-    fn host(&mut self, call: &HostCall) -> Result<()> {
+    fn host(&mut self, call: &HostCall, names: &Names) -> Result<()> {
         self.busy(
             call.thread,
             call.start,
@@ -354,6 +350,28 @@ impl<'w> ParaverWriter<'w> {
                     &pairs,
                     &[ValueLabels::Names, ValueLabels::Numeric],
                 )
+            }
+            HostCallKind::Os(o) => {
+                let pairs = [(OS_CALL, Self::name_value(o.name))];
+                self.interval(call.thread, call.start, call.end, &pairs, &[ValueLabels::Names])
+            }
+            HostCallKind::Mpi(m) => {
+                use super::mpi;
+                let name = names.get(m.name);
+                let value = mpi::extrae_value(name).unwrap_or(mpi::UNKNOWN_MPI_BASE + u64::from(m.name.0));
+                let mut pairs = vec![(mpi::type_of(name, m.class), value)];
+                let mut labels = vec![ValueLabels::Mpi];
+                if m.class == MpiClass::Collective {
+                    pairs.push((mpi::MPI_GLOBAL_SEND_SIZE, m.bytes_sent.unwrap_or(0)));
+                    pairs.push((mpi::MPI_GLOBAL_RECV_SIZE, m.bytes_received.unwrap_or(0)));
+                    labels.extend([ValueLabels::Numeric; 2]);
+                } else if m.class == MpiClass::PointToPoint {
+                    pairs.push((mpi::MPI_P2P_SIZE, m.bytes_sent.unwrap_or(0)));
+                    let peer = m.peer.and_then(|p| u64::try_from(p + 1).ok()).unwrap_or(0);
+                    pairs.push((mpi::MPI_P2P_PEER, peer));
+                    labels.extend([ValueLabels::Numeric; 2]);
+                }
+                self.interval(call.thread, call.start, call.end, &pairs, &labels)
             }
         }
     }
@@ -479,11 +497,11 @@ impl Sink for ParaverWriter<'_> {
         Ok(())
     }
 
-    fn record(&mut self, rec: &Record, _names: &Names) -> Result<()> {
+    fn record(&mut self, rec: &Record, names: &Names) -> Result<()> {
         self.flush_until(rec.time())?;
         match rec {
             Record::Gpu(op) => self.gpu(op),
-            Record::Host(c) => self.host(c),
+            Record::Host(c) => self.host(c, names),
             Record::Nvtx(r) => self.nvtx(r),
             Record::Mark(m) => {
                 let v = Self::name_value(m.name);
