@@ -4,6 +4,7 @@
 //! sinks ([`paraver`], metrics) → faces (the `prvsight` CLI, the wasm bindings).
 
 pub mod error;
+pub mod metrics;
 pub mod model;
 pub mod nsys;
 pub mod options;

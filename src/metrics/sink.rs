@@ -1,0 +1,403 @@
+//! [`MetricsSink`]: the metrics side of the single pass. It routes each record to the parts that
+//! need it (sweep, windows, kernel statistics, NVTX ranges) and assembles the report at the end.
+//!
+//! Time discipline: pieces of GPU time are emitted by the sweep only up to the current record's
+//! time, and before any NVTX range is taken into account every GPU is flushed to that range's
+//! start. So a piece never starts before the last window change, which is what lets a window set
+//! be a single "open until" number (see `window.rs`).
+
+use std::collections::HashMap;
+
+use super::accum::{time_class, GpuAcc, OVERLAP_BUCKETS};
+use super::category::{memcpy_category, op_category, Category, NCAT};
+use super::efficiency::{Efficiency, GpuTimes};
+use super::histogram::Histogram;
+use super::kernels::KernelStats;
+use super::nvtx::NvtxRanges;
+use super::report::*;
+use super::series::Series;
+use super::sweep::{Piece, Sweep};
+use super::window::Selection;
+use super::{MetricsOptions, NcclAs, MAX_BINS};
+use crate::error::{Error, Result};
+use crate::model::{
+    GpuOp, GpuOpKind, KernelClass, NameId, Names, Ns, NvtxRange, Record, Sink, TraceInfo,
+};
+
+/// Everything fed by pieces of GPU time.
+struct PieceSinks {
+    nccl_as: NcclAs,
+    sel: Selection,
+    gpus: Vec<GpuAcc>,
+    series: Series,
+    nvtx: NvtxRanges,
+}
+
+impl PieceSinks {
+    fn piece(&mut self, p: Piece) {
+        // The series shows the whole timeline; everything else only the selected windows.
+        self.series.add(&p, self.nccl_as);
+        let end = self.sel.open().clip_end(p.end);
+        if end > p.start {
+            self.gpus[p.gpu].add(end - p.start, p.running, self.nccl_as);
+            self.nvtx
+                .piece(p.gpu, p.start, end, time_class(p.running, self.nccl_as));
+        }
+    }
+}
+
+struct State {
+    sweep: Sweep,
+    pieces: PieceSinks,
+    kernels: KernelStats,
+    histograms: HashMap<NameId, Histogram>,
+    kernel_category: HashMap<NameId, Category>,
+    counts: Vec<OpCounts>,
+    has_activity: Vec<bool>,
+    /// Time of the record being processed.
+    now: Ns,
+    /// Time of the last window change (last NVTX range start).
+    clock: Ns,
+    /// NVTX ranges that started at `now`: whether they start inside the selected windows is known
+    /// only once every range starting at `now` has been seen.
+    deferred: Vec<NvtxRange>,
+    max_end: Ns,
+}
+
+/// Computes [`MetricsReport`] from the record stream. Feed it to `pipeline::run`, then take the
+/// report with [`MetricsSink::into_report`].
+pub struct MetricsSink {
+    opts: MetricsOptions,
+    state: Option<State>,
+    report: Option<MetricsReport>,
+}
+
+impl MetricsSink {
+    pub fn new(opts: MetricsOptions) -> Result<Self> {
+        if opts.bins == 0 || opts.bins > MAX_BINS {
+            return Err(Error::Usage(format!(
+                "--bins must be between 1 and {MAX_BINS}, not {}",
+                opts.bins
+            )));
+        }
+        if opts.top == 0 {
+            return Err(Error::Usage("--top must be at least 1".into()));
+        }
+        Ok(MetricsSink {
+            opts,
+            state: None,
+            report: None,
+        })
+    }
+
+    /// The report, once the pass has finished.
+    pub fn report(&self) -> Option<&MetricsReport> {
+        self.report.as_ref()
+    }
+
+    pub fn into_report(self) -> Result<MetricsReport> {
+        self.report.ok_or_else(|| {
+            Error::Usage("metrics: the pass over the records did not finish".into())
+        })
+    }
+}
+
+fn not_begun() -> Error {
+    Error::Usage("metrics: a record arrived before the pass began".into())
+}
+
+impl State {
+    fn gpu_op(&mut self, op: &GpuOp, names: &Names) -> Result<()> {
+        let dev = op.device;
+        if dev >= self.counts.len() {
+            return Err(Error::BadData {
+                file: "metrics".into(),
+                why: format!(
+                    "GPU operation on device index {dev}, but the trace has {} device(s)",
+                    self.counts.len()
+                ),
+            });
+        }
+        let end = op.end.max(op.start);
+        let pieces = &mut self.pieces;
+        self.sweep.advance(op.start, &mut |p| pieces.piece(p));
+        let cat = match &op.kind {
+            GpuOpKind::Kernel(k) => *self
+                .kernel_category
+                .entry(k.name)
+                .or_insert_with(|| op_category(op, names)),
+            GpuOpKind::Memcpy(m) => memcpy_category(m.copy_kind),
+            GpuOpKind::Memset(_) => Category::Memset,
+        };
+        self.has_activity[dev] = true;
+        self.max_end = self.max_end.max(end);
+        if self.pieces.sel.open().contains(op.start) {
+            let c = &mut self.counts[dev];
+            match &op.kind {
+                GpuOpKind::Kernel(k) => {
+                    c.kernels += 1;
+                    if k.class == KernelClass::Communication {
+                        c.nccl_kernels += 1;
+                    }
+                    let dur = end - op.start;
+                    self.kernels.add(dev, k.name, k.short_name, cat, dur);
+                    self.histograms.entry(k.name).or_default().add(dur);
+                }
+                GpuOpKind::Memcpy(_) => c.memcpy += 1,
+                GpuOpKind::Memset(_) => c.memset += 1,
+            }
+        }
+        let pieces = &mut self.pieces;
+        self.sweep
+            .start(dev, op.start, end, cat, &mut |p| pieces.piece(p));
+        Ok(())
+    }
+
+    /// Brings every GPU, the selected windows and the NVTX windows to time `t`.
+    fn sync_to(&mut self, t: Ns) {
+        let pieces = &mut self.pieces;
+        self.sweep.advance(t, &mut |p| pieces.piece(p));
+        self.sweep.flush(t, &mut |p| pieces.piece(p));
+        let sel_before = self.pieces.sel.open();
+        self.pieces.sel.advance(self.clock, t);
+        self.pieces.nvtx.advance(self.clock, t, sel_before);
+        self.clock = t;
+    }
+
+    fn nvtx(&mut self, r: &NvtxRange, names: &Names) {
+        self.sync_to(r.start);
+        self.pieces.sel.offer(r, names.get(r.name));
+        self.pieces.nvtx.open(r);
+        self.max_end = self.max_end.max(r.end);
+        self.deferred.push(r.clone());
+    }
+
+    fn resolve_deferred(&mut self) {
+        let open = self.pieces.sel.open();
+        for r in self.deferred.drain(..) {
+            if open.contains(r.start) {
+                self.pieces.nvtx.count(&r);
+            }
+        }
+    }
+}
+
+impl Sink for MetricsSink {
+    fn begin(&mut self, trace: &TraceInfo, _names: &Names) -> Result<()> {
+        let n = trace.objects.devices.len();
+        self.state = Some(State {
+            sweep: Sweep::new(n),
+            pieces: PieceSinks {
+                nccl_as: self.opts.nccl_as,
+                sel: Selection::new(self.opts.window.clone()),
+                gpus: vec![GpuAcc::default(); n],
+                series: Series::new(n, self.opts.bins, trace.end_time),
+                nvtx: NvtxRanges::new(n),
+            },
+            kernels: KernelStats::default(),
+            histograms: HashMap::new(),
+            kernel_category: HashMap::new(),
+            counts: vec![OpCounts::default(); n],
+            has_activity: vec![false; n],
+            now: 0,
+            clock: 0,
+            deferred: Vec::new(),
+            max_end: 0,
+        });
+        self.report = None;
+        Ok(())
+    }
+
+    fn record(&mut self, rec: &Record, names: &Names) -> Result<()> {
+        let st = self.state.as_mut().ok_or_else(not_begun)?;
+        let t = rec.time();
+        if t < st.now {
+            return Err(Error::BadData {
+                file: "metrics".into(),
+                why: format!(
+                    "records out of time order: {t} ns after {} ns",
+                    st.now
+                ),
+            });
+        }
+        if t > st.now {
+            st.resolve_deferred();
+            st.now = t;
+        }
+        match rec {
+            Record::Gpu(op) => st.gpu_op(op, names)?,
+            Record::Nvtx(r) => st.nvtx(r, names),
+            // Host calls, marks and links do not enter the device model.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, trace: &TraceInfo, names: &Names) -> Result<()> {
+        let mut st = self.state.take().ok_or_else(not_begun)?;
+        let end = trace.end_time.max(st.max_end).max(st.now);
+        st.sync_to(end);
+        st.resolve_deferred();
+        let sel = &st.pieces.sel;
+        if let Some(spec) = &sel.spec {
+            if sel.instances == 0 {
+                return Err(Error::Usage(range_not_found(&spec.name, spec.instance, &st, names)));
+            }
+        }
+        self.report = Some(build(&self.opts, trace, names, &st, end));
+        Ok(())
+    }
+}
+
+fn range_not_found(name: &str, instance: Option<u32>, st: &State, names: &Names) -> String {
+    let known: Vec<String> = st
+        .pieces
+        .nvtx
+        .rows(&[], &[], names, 15)
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    let what = match instance {
+        Some(k) => format!("instance {k} of NVTX range '{name}' (counted per thread)"),
+        None => format!("NVTX range '{name}'"),
+    };
+    if known.is_empty() {
+        format!("{what} is not in the trace, which has no NVTX ranges")
+    } else {
+        format!(
+            "{what} is not in the trace; ranges present (longest total first): {}",
+            known.join(", ")
+        )
+    }
+}
+
+fn build(
+    opts: &MetricsOptions,
+    trace: &TraceInfo,
+    names: &Names,
+    st: &State,
+    end: Ns,
+) -> MetricsReport {
+    let sel = &st.pieces.sel;
+    let t = if sel.spec.is_some() { sel.total } else { end };
+    let devices = &trace.objects.devices;
+    let active: Vec<usize> = (0..devices.len()).filter(|&g| st.has_activity[g]).collect();
+    let accs = &st.pieces.gpus;
+
+    let times: Vec<GpuTimes> = active
+        .iter()
+        .map(|&g| GpuTimes {
+            useful: accs[g].useful,
+            active: accs[g].active(),
+        })
+        .collect();
+    let efficiency = Efficiency::compute(&times, t);
+
+    let gpus: Vec<GpuReport> = devices
+        .iter()
+        .enumerate()
+        .map(|(g, d)| {
+            let a = &accs[g];
+            let idle = t.saturating_sub(a.active());
+            GpuReport {
+                index: g,
+                label: d.label(),
+                host: trace.objects.hosts[d.host].name.clone(),
+                cuda_id: d.cuda_id,
+                has_activity: st.has_activity[g],
+                counts: st.counts[g].clone(),
+                useful_ns: a.useful,
+                communication_ns: a.comm,
+                active_ns: a.active(),
+                idle_ns: idle,
+                useful_fraction: fraction(a.useful, t),
+                communication_fraction: fraction(a.comm, t),
+                idle_fraction: fraction(idle, t),
+                breakdown: breakdown(&a.exclusive, t),
+                overlap: overlap_profile(&a.overlap),
+            }
+        })
+        .collect();
+
+    let pick = |f: &dyn Fn(&GpuAcc) -> Ns| -> Vec<Ns> { active.iter().map(|&g| f(&accs[g])).collect() };
+    let load_balance = LoadBalance {
+        useful: avg_max(&pick(&|a| a.useful)),
+        communication: avg_max(&pick(&|a| a.comm)),
+        idle: avg_max(&pick(&|a| t.saturating_sub(a.active()))),
+    };
+
+    let mut exclusive = [0; NCAT];
+    let mut overlap = [0; OVERLAP_BUCKETS];
+    for &g in &active {
+        for (x, y) in exclusive.iter_mut().zip(&accs[g].exclusive) {
+            *x += y;
+        }
+        for (x, y) in overlap.iter_mut().zip(&accs[g].overlap) {
+            *x += y;
+        }
+    }
+    let busy_all: Ns = active.iter().map(|&g| accs[g].active()).sum();
+    let top = st.kernels.overall_rows(busy_all, opts.top, names);
+    let histograms = top
+        .iter()
+        .filter_map(|row| {
+            let id = names.lookup(&row.name)?;
+            let h = st.histograms.get(&id)?;
+            Some(KernelHistogram {
+                name: row.name.clone(),
+                short_name: row.short_name.clone(),
+                count: h.total(),
+                bins: h.bins(),
+                modes_ns: h
+                    .modes()
+                    .into_iter()
+                    .map(|k| super::histogram::bin_range(k).0)
+                    .collect(),
+            })
+        })
+        .collect();
+    let kernels = KernelsReport {
+        distinct: st.kernels.distinct(),
+        per_gpu: active
+            .iter()
+            .map(|&g| GpuKernels {
+                gpu: g,
+                distinct: st.kernels.distinct_on(g),
+                top: st.kernels.gpu_rows(g, accs[g].active(), opts.top, names),
+            })
+            .collect(),
+        top,
+    };
+
+    MetricsReport {
+        schema_version: SCHEMA_VERSION,
+        generator: format!("prvsight {}", env!("CARGO_PKG_VERSION")),
+        inputs: trace.sources.iter().map(|s| s.label.clone()).collect(),
+        options: opts.clone(),
+        trace_end_ns: end,
+        window: WindowReport {
+            nvtx_range: sel.spec.clone(),
+            instances: sel.instances,
+            first_start_ns: sel.first_start,
+            last_end_ns: sel.spec.as_ref().map(|_| sel.last_end),
+            elapsed_ns: t,
+        },
+        definitions: definitions(opts),
+        efficiency,
+        gpus,
+        load_balance,
+        breakdown: breakdown(&exclusive, t * active.len() as Ns),
+        overlap: overlap_profile(&overlap),
+        kernels,
+        histograms,
+        nvtx: NvtxReport {
+            distinct: st.pieces.nvtx.distinct(),
+            ranges: st
+                .pieces
+                .nvtx
+                .rows(&active, &trace.domains, names, opts.top),
+        },
+        series: st.pieces.series.report(),
+        host: None,
+    }
+}

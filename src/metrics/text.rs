@@ -1,0 +1,1 @@
+//! The readable form of a [`MetricsReport`] (the default output of `prvsight metrics`).
