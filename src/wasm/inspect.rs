@@ -1,0 +1,213 @@
+//! What the chosen exports hold, shown before converting: versions, host, ranks, processes,
+//! GPUs, record families and NVTX range names. Built on `pipeline::plan` (the same discovery
+//! the conversion does) plus one small query for the NVTX names.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::nsys::nvtx::NVTX_RANGE_TYPES;
+use crate::nsys::Export;
+use crate::options::{Family, Options};
+use crate::pipeline;
+
+use super::errors::{describe, JsError};
+
+#[derive(Serialize)]
+pub struct ProcessInfo {
+    pub pid: u32,
+    pub name: String,
+    pub rank: Option<u32>,
+}
+
+#[derive(Serialize)]
+pub struct NvtxName {
+    pub name: String,
+    pub count: u64,
+}
+
+#[derive(Serialize)]
+pub struct FileInfo {
+    pub name: String,
+    pub size: u64,
+    pub nsys_version: Option<String>,
+    pub schema_version: Option<String>,
+    /// Known only once discovery succeeded.
+    pub hostname: Option<String>,
+    pub ranks: Vec<u32>,
+    pub processes: Vec<ProcessInfo>,
+    /// `GPU0 (NVIDIA H100)`.
+    pub gpus: Vec<String>,
+    /// Families with rows in this file.
+    pub families: Vec<Family>,
+    /// Push/pop and start/end range names, most frequent first (at most [`MAX_NVTX_NAMES`]).
+    pub nvtx_names: Vec<NvtxName>,
+}
+
+#[derive(Serialize)]
+pub struct TraceSummary {
+    pub hosts: usize,
+    pub processes: usize,
+    pub threads: usize,
+    pub gpus: Vec<String>,
+    pub duration_ns: u64,
+    pub nvtx_domains: Vec<String>,
+    pub record_estimate: u64,
+}
+
+#[derive(Serialize)]
+pub struct InspectReport {
+    pub files: Vec<FileInfo>,
+    /// The merged trace, when there is something to convert.
+    pub trace: Option<TraceSummary>,
+    /// Why there is nothing to convert (the files themselves opened fine).
+    pub problem: Option<JsError>,
+    /// Every family the converter knows, for the options.
+    pub all_families: Vec<Family>,
+}
+
+pub const MAX_NVTX_NAMES: usize = 200;
+
+pub fn inspect(exports: &[Export], sizes: &[u64]) -> Result<InspectReport> {
+    let plan = pipeline::plan(exports, &Options::default());
+    let mut files = Vec::with_capacity(exports.len());
+    for (i, ex) in exports.iter().enumerate() {
+        let mut f = FileInfo {
+            name: ex.label.clone(),
+            size: sizes.get(i).copied().unwrap_or(0),
+            nsys_version: ex.schema.product_version.clone(),
+            schema_version: ex.schema.schema_version.clone(),
+            hostname: None,
+            ranks: Vec::new(),
+            processes: Vec::new(),
+            gpus: Vec::new(),
+            families: Family::ALL
+                .iter()
+                .copied()
+                .filter(|f| f.tables().iter().any(|t| has_rows(ex, t)))
+                .collect(),
+            nvtx_names: nvtx_names(ex)?,
+        };
+        if let Ok(plan) = &plan {
+            let d = &plan.discoveries[i];
+            f.hostname = Some(d.hostname.clone());
+            f.ranks = d
+                .ranks
+                .values()
+                .copied()
+                .collect::<BTreeSet<_>>()
+                .into_iter()
+                .collect();
+            let o = &plan.trace.objects;
+            f.processes = o
+                .processes
+                .iter()
+                .filter(|p| p.source == i)
+                .map(|p| ProcessInfo {
+                    pid: p.pid,
+                    name: p.name.clone(),
+                    rank: p.rank,
+                })
+                .collect();
+            f.gpus = d
+                .devices
+                .iter()
+                .map(|(id, name)| match name {
+                    Some(n) => format!("GPU{id} ({n})"),
+                    None => format!("GPU{id}"),
+                })
+                .collect();
+        }
+        files.push(f);
+    }
+    let (trace, problem) = match plan {
+        Ok(plan) => {
+            let t = &plan.trace;
+            let multi_host = t.objects.hosts.len() > 1;
+            let gpus = t
+                .objects
+                .devices
+                .iter()
+                .map(|d| {
+                    if multi_host {
+                        format!("{} on {}", d.label(), t.objects.hosts[d.host].name)
+                    } else {
+                        d.label()
+                    }
+                })
+                .collect();
+            (
+                Some(TraceSummary {
+                    hosts: t.objects.hosts.len(),
+                    processes: t.objects.processes.len(),
+                    threads: t.objects.threads.len(),
+                    gpus,
+                    duration_ns: t.end_time,
+                    nvtx_domains: t
+                        .domains
+                        .iter()
+                        .filter(|d| !d.is_empty())
+                        .cloned()
+                        .collect(),
+                    record_estimate: plan.discoveries.iter().map(|d| d.record_estimate).sum(),
+                }),
+                None,
+            )
+        }
+        Err(e @ (Error::BadData { .. } | Error::Usage(_))) => (None, Some(describe(&e))),
+        Err(e) => return Err(e),
+    };
+    Ok(InspectReport {
+        files,
+        trace,
+        problem,
+        all_families: Family::ALL.to_vec(),
+    })
+}
+
+fn has_rows(ex: &Export, table: &str) -> bool {
+    ex.schema.has_table(table)
+        && ex
+            .conn
+            .query_row(
+                &format!("SELECT EXISTS (SELECT 1 FROM \"{table}\")"),
+                [],
+                |r| r.get::<_, bool>(0),
+            )
+            .unwrap_or(false)
+}
+
+/// Distinct NVTX range names with their counts. The name is the inline `text`, else the string
+/// behind `textId` (nsys writes one or the other).
+fn nvtx_names(ex: &Export) -> Result<Vec<NvtxName>> {
+    let s = &ex.schema;
+    if !s.has_columns("NVTX_EVENTS", &["eventType", "text"]) {
+        return Ok(Vec::new());
+    }
+    let name = if s.has_column("NVTX_EVENTS", "textId") && s.has_table(&s.strings_table) {
+        format!(
+            "COALESCE(e.text, (SELECT value FROM \"{}\" WHERE id = e.textId))",
+            s.strings_table
+        )
+    } else {
+        "e.text".to_owned()
+    };
+    let types: Vec<String> = NVTX_RANGE_TYPES.iter().map(|t| t.to_string()).collect();
+    let sql = format!(
+        "SELECT {name} AS n, count(*) AS c FROM NVTX_EVENTS e WHERE e.eventType IN ({}) \
+         GROUP BY n HAVING n IS NOT NULL ORDER BY c DESC, n LIMIT {MAX_NVTX_NAMES}",
+        types.join(",")
+    );
+    let read = |e| Error::read(&ex.label, "the NVTX range names", e);
+    let mut st = ex.conn.prepare(&sql).map_err(read)?;
+    let rows = st
+        .query_map([], |r| {
+            Ok(NvtxName {
+                name: r.get(0)?,
+                count: r.get::<_, i64>(1)? as u64,
+            })
+        })
+        .map_err(read)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().map_err(read)
+}

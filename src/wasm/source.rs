@@ -1,0 +1,144 @@
+//! The user's inputs as VFS sources: a `Blob`/`File` read with `FileReaderSync` (dedicated
+//! workers only), or a `Uint8Array` already in the JS heap (Node, tests, small files). Either
+//! way the export stays outside wasm memory; SQLite sees it through the block cache.
+
+use std::io;
+
+use js_sys::{Array, Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{Blob, FileReaderSync};
+
+use crate::error::{Error, Result};
+use crate::nsys::Export;
+use crate::vfs::{self, CacheConfig, ReadAt};
+
+/// A `Blob` (a `File` is one) read in slices.
+pub struct BlobSource {
+    blob: Blob,
+    reader: FileReaderSync,
+    size: u64,
+}
+
+impl BlobSource {
+    pub fn new(blob: Blob, label: &str) -> Result<BlobSource> {
+        let reader = FileReaderSync::new().map_err(|_| Error::Unreadable {
+            file: label.into(),
+            detail: "files can only be read inside the converter's worker (FileReaderSync is missing here)".into(),
+        })?;
+        let size = blob.size() as u64;
+        Ok(BlobSource { blob, reader, size })
+    }
+}
+
+fn js_err(what: &str, e: JsValue) -> io::Error {
+    let msg = e
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"));
+    io::Error::other(format!("{what}: {msg}"))
+}
+
+impl ReadAt for BlobSource {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        // Offsets are doubles in JS: exact up to 2^53, far beyond any file.
+        let end = offset + buf.len() as u64;
+        let part = self
+            .blob
+            .slice_with_f64_and_f64(offset as f64, end as f64)
+            .map_err(|e| js_err("slicing the file", e))?;
+        let ab = self
+            .reader
+            .read_as_array_buffer(&part)
+            .map_err(|e| js_err("reading the file (was it changed or moved?)", e))?;
+        let arr = Uint8Array::new(&ab);
+        if arr.length() as usize != buf.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "the file gave {} bytes instead of {}; it changed while being read",
+                    arr.length(),
+                    buf.len()
+                ),
+            ));
+        }
+        arr.copy_to(buf);
+        Ok(())
+    }
+}
+
+/// Bytes held by JS.
+pub struct ArraySource(pub Uint8Array);
+
+impl ReadAt for ArraySource {
+    fn size(&self) -> u64 {
+        self.0.length() as u64
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let a = offset as u32;
+        let b = a + buf.len() as u32;
+        if b > self.0.length() || offset > u32::MAX as u64 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        self.0.subarray(a, b).copy_to(buf);
+        Ok(())
+    }
+}
+
+/// One input as the page gives it: `{ name: string, data: Blob | Uint8Array }`.
+pub struct Input {
+    pub name: String,
+    pub data: JsValue,
+}
+
+/// Reads the inputs array, checking its shape (a programming error on the page shows clearly).
+pub fn inputs(list: &Array) -> Result<Vec<Input>> {
+    if list.length() == 0 {
+        return Err(Error::Usage("no input file given".into()));
+    }
+    list.iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let name = Reflect::get(&item, &"name".into())
+                .ok()
+                .and_then(|v| v.as_string())
+                .ok_or_else(|| Error::Usage(format!("input {i} has no name")))?;
+            let data = Reflect::get(&item, &"data".into()).unwrap_or(JsValue::UNDEFINED);
+            Ok(Input { name, data })
+        })
+        .collect()
+}
+
+/// Cache sizes for `n` files opened together: about 96 MiB in all, between 8 and 32 MiB a file,
+/// so a many-rank run does not exhaust wasm's 4 GiB.
+pub fn cache_for(n: usize) -> CacheConfig {
+    CacheConfig {
+        block_bytes: 1 << 20,
+        blocks: (96 / n.max(1)).clamp(8, 32),
+    }
+}
+
+/// Opens one input as an export through the read-only VFS.
+pub fn open(input: &Input, config: CacheConfig) -> Result<Export> {
+    let src: Box<dyn ReadAt> = if let Some(blob) = input.data.dyn_ref::<Blob>() {
+        Box::new(BlobSource::new(blob.clone(), &input.name)?)
+    } else if let Some(arr) = input.data.dyn_ref::<Uint8Array>() {
+        Box::new(ArraySource(arr.clone()))
+    } else {
+        return Err(Error::Usage(format!(
+            "{}: the input must be a File, Blob or Uint8Array",
+            input.name
+        )));
+    };
+    vfs::open_export(&input.name, src, config)
+}
+
+pub fn open_all(inputs: &[Input]) -> Result<Vec<Export>> {
+    let config = cache_for(inputs.len());
+    inputs.iter().map(|i| open(i, config)).collect()
+}
