@@ -134,10 +134,11 @@ impl<'a> Body<'a> {
         self.fields = f;
     }
 
-    /// The global thread index of (appl, task, thread), checking the CPU field too.
-    fn locate(&self, cpu: u64, appl: u64, task: u64, thread: u64) -> Result<usize, String> {
+    /// The global thread index of (appl, task, thread), checking the CPU field too; `None` when
+    /// the header was unreadable (its problem is reported once, not on every record).
+    fn locate(&self, cpu: u64, appl: u64, task: u64, thread: u64) -> Result<Option<usize>, String> {
         let Some(h) = self.header else {
-            return Err("objects cannot be checked: the header was unreadable".into());
+            return Ok(None);
         };
         let Some(&(first, nthreads, node)) = appl
             .checked_sub(1)
@@ -169,7 +170,7 @@ impl<'a> Body<'a> {
                 Some(_) => {}
             }
         }
-        Ok(first + (thread - 1) as usize)
+        Ok(Some(first + (thread - 1) as usize))
     }
 
     fn ftime(&self) -> Option<u64> {
@@ -219,6 +220,7 @@ impl<'a> Body<'a> {
                 .note(no, 0);
         }
         self.times(begin, end, no);
+        let Some(idx) = idx else { return };
         let tc = &mut self.threads[idx];
         let covered = tc.covered.unwrap_or(0);
         if begin > covered {

@@ -89,6 +89,8 @@ pub fn parse(text: &str) -> (PcfInfo, Vec<String>) {
     let mut section = Section::None;
     // Current EVENT_TYPE group: its types, whether VALUES was seen, and the value labels seen.
     let mut group: Vec<u32> = Vec::new();
+    // Type lines seen in the current block, kept or dropped.
+    let mut attempted = 0usize;
     let mut in_values = false;
     let mut group_start = 0usize;
     let mut value_labels: BTreeMap<String, u64> = BTreeMap::new();
@@ -105,11 +107,12 @@ pub fn parse(text: &str) -> (PcfInfo, Vec<String>) {
         }
         if let Some(s) = section_of(line) {
             if section == Section::Events {
-                close_group(&mut group, group_start, &mut problems);
+                close_group(&mut group, group_start, attempted, &mut problems);
             }
             section = s;
             if s == Section::Events {
                 group_start = line_no;
+                attempted = 0;
                 in_values = false;
                 value_labels.clear();
             }
@@ -178,20 +181,23 @@ pub fn parse(text: &str) -> (PcfInfo, Vec<String>) {
                         &mut problems,
                     );
                 } else {
+                    attempted += 1;
                     type_line(line, line_no, &mut group, &mut info, &mut problems);
                 }
             }
         }
     }
     if section == Section::Events {
-        close_group(&mut group, group_start, &mut problems);
+        close_group(&mut group, group_start, attempted, &mut problems);
     }
     check_unique_type_labels(&info, &mut problems);
     (info, problems)
 }
 
-fn close_group(group: &mut Vec<u32>, start: usize, problems: &mut Vec<String>) {
-    if start > 0 && group.is_empty() {
+/// Ends an EVENT_TYPE block; one with no type line at all is a problem (dropped lines already
+/// were reported).
+fn close_group(group: &mut Vec<u32>, start: usize, attempted: usize, problems: &mut Vec<String>) {
+    if start > 0 && attempted == 0 {
         problems.push(format!(
             "pcf line {start}: EVENT_TYPE block declares no event type"
         ));
