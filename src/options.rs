@@ -99,11 +99,39 @@ impl FromStr for Family {
 pub struct Options {
     /// Families to convert; `None` = every family the exports hold.
     pub families: Option<BTreeSet<Family>>,
+    /// How the clocks of several reports are put on one timeline.
+    #[serde(default)]
+    pub align: Align,
+}
+
+/// Clock alignment of several reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Align {
+    /// Each report's session start on the wall clock (TARGET_INFO_SESSION_START_TIME.utcEpochNs).
+    #[default]
+    SessionStart,
+    /// The ends of MPI_Init coincide (every report must have MPI_Init).
+    MpiInit,
+    /// Raw timestamps, no alignment.
+    None,
+}
+
+impl FromStr for Align {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "session-start" | "session" => Ok(Align::SessionStart),
+            "mpi-init" => Ok(Align::MpiInit),
+            "none" => Ok(Align::None),
+            _ => Err(format!("unknown alignment '{s}' (known: session-start, mpi-init, none)")),
+        }
+    }
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { families: None }
+        Options { families: None, align: Align::SessionStart }
     }
 }
 

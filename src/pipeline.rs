@@ -13,8 +13,8 @@ use crate::model::{
 };
 use crate::nsys::cursor::{Cursor, Query, SourceCx};
 use crate::nsys::discover::{discover, Discovery};
-use crate::nsys::{gpu, host, links, nvtx, Export, StringCache};
-use crate::options::{Family, Options};
+use crate::nsys::{gpu, host, links, mpi_p2p, nvtx, Export, StringCache};
+use crate::options::{Align, Family, Options};
 
 /// Progress of a conversion, reported to the face (progress bar, worker messages).
 #[derive(Clone, Debug, Serialize)]
@@ -78,14 +78,7 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
         }
     }
 
-    // Clock alignment: each report counts from its own session start; put them on one wall clock.
-    let starts: Vec<Option<i64>> = discoveries.iter().map(|d| d.session_start_utc_ns).collect();
-    let offsets: Vec<i64> = if exports.len() > 1 && starts.iter().all(Option::is_some) {
-        let min = starts.iter().flatten().min().copied().unwrap_or(0);
-        starts.iter().map(|s| s.unwrap_or(min) - min).collect()
-    } else {
-        vec![0; exports.len()]
-    };
+    let offsets = clock_offsets(exports, &discoveries, opts.align)?;
     let origin = discoveries
         .iter()
         .zip(&offsets)
@@ -261,6 +254,57 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
     })
 }
 
+/// Offsets that put every report on one timeline (added to its raw timestamps).
+fn clock_offsets(exports: &[Export], discoveries: &[Discovery], align: Align) -> Result<Vec<i64>> {
+    if exports.len() < 2 || align == Align::None {
+        return Ok(vec![0; exports.len()]);
+    }
+    match align {
+        Align::SessionStart => {
+            // Each report counts from its own session start: put them on the wall clock.
+            let starts: Vec<Option<i64>> = discoveries.iter().map(|d| d.session_start_utc_ns).collect();
+            if let Some(i) = starts.iter().position(Option::is_none) {
+                return Err(Error::BadData {
+                    file: exports[i].label.clone(),
+                    why: "no TARGET_INFO_SESSION_START_TIME to align it with the other reports; use --align none or mpi-init".into(),
+                });
+            }
+            let min = starts.iter().flatten().min().copied().unwrap_or(0);
+            Ok(starts.iter().map(|s| s.unwrap_or(min) - min).collect())
+        }
+        Align::MpiInit => {
+            let ends: Vec<i64> = exports.iter().map(mpi_init_end).collect::<Result<_>>()?;
+            let max = ends.iter().copied().max().unwrap_or(0);
+            Ok(ends.iter().map(|e| max - e).collect())
+        }
+        Align::None => unreachable!(),
+    }
+}
+
+/// End of the first MPI_Init/MPI_Init_thread of a report (MPI tables, or NVTX `MPI` domain ranges).
+fn mpi_init_end(ex: &Export) -> Result<i64> {
+    let s = &ex.schema;
+    let st = &s.strings_table;
+    let mut sql = Vec::new();
+    if s.has_columns("MPI_OTHER_EVENTS", &["start", "end", "textId"]) {
+        sql.push(format!("SELECT e.start, e.end FROM MPI_OTHER_EVENTS e JOIN {st} n ON n.id = e.textId WHERE n.value IN ('MPI_Init', 'MPI_Init_thread')"));
+    }
+    if s.has_columns("NVTX_EVENTS", &["start", "end", "textId", "text", "eventType"]) {
+        sql.push(format!(
+            "SELECT e.start, e.end FROM NVTX_EVENTS e LEFT JOIN {st} n ON n.id = e.textId \
+             WHERE e.eventType = 59 AND COALESCE(e.text, n.value) IN ('MPI_Init', 'MPI_Init_thread')"
+        ));
+    }
+    let found = if sql.is_empty() {
+        None
+    } else {
+        let q = format!("SELECT end FROM ({}) WHERE end IS NOT NULL ORDER BY start LIMIT 1", sql.join(" UNION ALL "));
+        use rusqlite::OptionalExtension;
+        ex.conn.query_row(&q, [], |r| r.get::<_, i64>(0)).optional().map_err(|e| Error::read(&ex.label, "MPI_Init", e))?
+    };
+    found.ok_or_else(|| Error::BadData { file: ex.label.clone(), why: "no MPI_Init call to align on (--align mpi-init)".into() })
+}
+
 /// Converts `exports` once, feeding every sink.
 pub fn run(
     exports: &[Export],
@@ -280,18 +324,35 @@ pub fn run(
             .iter()
             .map(|(k, v)| (*k, names.intern(v)))
             .collect();
-        cxs.push(SourceCx {
-            file: ex.label.clone(),
-            shift: plan.shifts[src],
-            end_time: plan.trace.end_time,
-            threads: plan.thread_maps[src].clone(),
-            streams: plan.stream_maps[src].clone(),
-            domains: plan.domain_maps[src].clone(),
-            categories,
-            strings: StringCache::new(&ex.conn, &ex.schema.strings_table, &ex.label)?,
-            activity_of: HashMap::new(),
-            warnings: BTreeMap::new(),
-        });
+        let strings = StringCache::new(&ex.conn, &ex.schema.strings_table, &ex.label)?;
+        let mut cx = SourceCx::new(ex.label.clone(), plan.shifts[src], plan.trace.end_time, strings);
+        cx.threads = plan.thread_maps[src].clone();
+        cx.streams = plan.stream_maps[src].clone();
+        cx.domains = plan.domain_maps[src].clone();
+        cx.categories = categories;
+        cxs.push(cx);
+    }
+
+    // MPI messages: every input with MPI tables gets a receive index; sends look receives up.
+    let rank_sources: HashMap<u32, usize> = plan
+        .trace
+        .objects
+        .processes
+        .iter()
+        .filter_map(|p| p.rank.map(|r| (r, p.source)))
+        .collect();
+    let matching: Vec<bool> = exports
+        .iter()
+        .enumerate()
+        .map(|(src, ex)| plan.families[src].contains(&Family::Mpi) && mpi_p2p::available(ex))
+        .collect();
+    for (src, ex) in exports.iter().enumerate() {
+        cxs[src].rank_sources = rank_sources.clone();
+        if matching[src] {
+            mpi_p2p::build_receive_index(ex)?;
+            let lookup = ex.conn.prepare(mpi_p2p::receive_lookup_sql()).map_err(|e| Error::read(&ex.label, "MPI receives", e))?;
+            cxs[src].recv_lookup = Some(lookup);
+        }
     }
 
     let mut queries: Vec<Query> = Vec::new();
@@ -303,6 +364,9 @@ pub fn run(
             queries.push(nvtx::query(&ex.schema, src));
         }
         queries.extend(links::query(&ex.schema, fams, src));
+        if matching[src] {
+            queries.push(mpi_p2p::send_query(ex, src));
+        }
     }
     progress(&Progress {
         phase: "sorting",
@@ -337,7 +401,7 @@ pub fn run(
     }
     let mut heap = BinaryHeap::new();
     for (i, c) in cursors.iter_mut().enumerate() {
-        c.advance(&mut cxs[c.source], &mut names)?;
+        c.advance(&mut cxs, &mut names)?;
         if let Some(r) = &c.head {
             heap.push(Reverse((r.time(), r.family_rank(), i)));
         }
@@ -363,7 +427,7 @@ pub fn run(
         {
             return Err(Error::Cancelled);
         }
-        c.advance(&mut cxs[c.source], &mut names)?;
+        c.advance(&mut cxs, &mut names)?;
         if let Some(r) = &c.head {
             heap.push(Reverse((r.time(), r.family_rank(), i)));
         }
@@ -412,6 +476,7 @@ fn record_family_name(r: &crate::model::Record) -> &'static str {
             crate::model::NvtxRangeKind::StartEnd => "nvtx-start-end",
         },
         Record::Mark(_) => "nvtx-mark",
+        Record::Message(_) => "mpi-message",
         Record::Link(l) => match l.kind {
             crate::model::LinkKind::Launch => "link-launch",
             crate::model::LinkKind::Memory => "link-memory",

@@ -265,9 +265,27 @@ pub struct Link {
     pub kind: LinkKind,
 }
 
+/// An MPI point-to-point message between two ranks, matched from the sender's and the receiver's
+/// calls, delivered at its send time.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Message {
+    pub from: ThreadId,
+    /// Start of the send call.
+    pub send: Ns,
+    pub to: ThreadId,
+    /// Start of the receive call (when the receiver asked for the message).
+    pub recv_posted: Ns,
+    /// When the message was available to the receiver: end of the blocking receive or of the wait
+    /// that completed the non-blocking one.
+    pub recv: Ns,
+    pub bytes: u64,
+    pub tag: u64,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Record {
     Gpu(GpuOp),
+    Message(Message),
     Host(HostCall),
     Nvtx(NvtxRange),
     Mark(NvtxMark),
@@ -283,6 +301,7 @@ impl Record {
             Record::Nvtx(r) => r.start,
             Record::Mark(r) => r.time,
             Record::Link(r) => r.send,
+            Record::Message(m) => m.send,
         }
     }
 
@@ -294,6 +313,7 @@ impl Record {
             Record::Link(_) => 2,
             Record::Gpu(_) => 3,
             Record::Mark(_) => 4,
+            Record::Message(_) => 5,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use rusqlite::Rows;
+use rusqlite::{Rows, Statement};
 
 use super::discover::StreamKey;
 use super::StringCache;
@@ -25,11 +25,33 @@ pub struct SourceCx<'c> {
     pub categories: HashMap<(i64, i64), NameId>,
     pub strings: StringCache<'c>,
     pub activity_of: HashMap<NameId, HostActivity>,
+    /// MPI rank → index of the input that holds it (all inputs; for message matching).
+    pub rank_sources: HashMap<u32, usize>,
+    /// Lookup of a receive in this input's receive index (see mpi_p2p), when built.
+    pub recv_lookup: Option<Statement<'c>>,
     /// Message → number of occurrences, reported once at the end.
     pub warnings: BTreeMap<String, u64>,
 }
 
 impl SourceCx<'_> {
+    /// Context of one export, before its family-specific parts are filled in.
+    pub fn new<'c>(file: String, shift: i64, end_time: Ns, strings: StringCache<'c>) -> SourceCx<'c> {
+        SourceCx {
+            file,
+            shift,
+            end_time,
+            threads: HashMap::new(),
+            streams: HashMap::new(),
+            domains: HashMap::new(),
+            categories: HashMap::new(),
+            strings,
+            activity_of: HashMap::new(),
+            rank_sources: HashMap::new(),
+            recv_lookup: None,
+            warnings: BTreeMap::new(),
+        }
+    }
+
     /// Converts a raw timestamp of this export to trace time.
     pub fn time(&self, raw: i64) -> Ns {
         (raw.saturating_add(self.shift)).clamp(0, self.end_time as i64) as Ns
@@ -81,6 +103,7 @@ pub enum CursorKind {
     Host,
     Nvtx,
     Link,
+    MpiSend,
 }
 
 /// A prepared, time-ordered query of one family in one export.
@@ -103,19 +126,22 @@ pub struct Cursor<'s> {
 
 impl Cursor<'_> {
     /// Decodes rows until one yields a record (some rows are skipped), or the cursor ends.
-    pub fn advance(&mut self, cx: &mut SourceCx, names: &mut Names) -> Result<()> {
+    /// (Every input's context is passed: matching an MPI send reads the receiver's input.)
+    pub fn advance(&mut self, cxs: &mut [SourceCx], names: &mut Names) -> Result<()> {
         self.head = None;
         loop {
             let row = match self.rows.next() {
                 Ok(Some(r)) => r,
                 Ok(None) => return Ok(()),
-                Err(e) => return Err(Error::read(&cx.file, self.what, e)),
+                Err(e) => return Err(Error::read(&cxs[self.source].file, self.what, e)),
             };
+            let cx = &mut cxs[self.source];
             let rec = match self.kind {
                 CursorKind::Gpu => super::gpu::decode(row, cx, names),
                 CursorKind::Host => super::host::decode(row, cx, names),
                 CursorKind::Nvtx => super::nvtx::decode(row, cx, names),
                 CursorKind::Link => super::links::decode(row, cx),
+                CursorKind::MpiSend => super::mpi_p2p::decode(row, self.source, cxs),
             }?;
             if rec.is_some() {
                 self.head = rec;

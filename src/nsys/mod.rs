@@ -15,6 +15,7 @@ pub mod gpu;
 pub mod host;
 pub mod ids;
 pub mod links;
+pub mod mpi_p2p;
 pub mod nvtx;
 pub mod schema;
 pub mod strings;

@@ -435,6 +435,29 @@ impl<'w> ParaverWriter<'w> {
     }
 }
 
+impl ParaverWriter<'_> {
+    /// `3:` record of an MPI message: logical send = physical send = send call start; logical
+    /// receive = receive posted, physical receive = message available; tag = the MPI tag.
+    fn message(&mut self, m: &Message) -> Result<()> {
+        let (st, sth) = self.ids[m.from.0 as usize];
+        let (rt, rth) = self.ids[m.to.0 as usize];
+        let mut b = itoa::Buffer::new();
+        let mut s = String::with_capacity(96);
+        s.push_str("3:0:1:");
+        for v in [u64::from(st), u64::from(sth), m.send, m.send] {
+            s.push_str(b.format(v));
+            s.push(':');
+        }
+        s.push_str("0:1:");
+        for v in [u64::from(rt), u64::from(rth), m.recv_posted, m.recv, m.bytes, m.tag] {
+            s.push_str(b.format(v));
+            s.push(':');
+        }
+        s.pop();
+        self.write_line(&s)
+    }
+}
+
 impl Sink for ParaverWriter<'_> {
     fn begin(&mut self, trace: &TraceInfo, _names: &Names) -> Result<()> {
         let o = &trace.objects;
@@ -510,6 +533,7 @@ impl Sink for ParaverWriter<'_> {
                 self.write_line(&line)
             }
             Record::Link(l) => self.link(l),
+            Record::Message(m) => self.message(m),
         }
     }
 
