@@ -5,6 +5,7 @@
 //! alignment), so every sink sees the same, non-negative timeline.
 
 pub mod classify;
+pub mod nccl;
 pub mod names;
 pub mod objects;
 pub mod record;

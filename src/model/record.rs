@@ -236,6 +236,8 @@ pub struct NvtxRange {
     pub color: Option<u32>,
     /// The export had no end: the range was closed at the end of the trace.
     pub unterminated: bool,
+    /// Extended payload as JSON (NCCL writes message size, reduction, communicator there).
+    pub payload_json: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -283,6 +283,18 @@ fn read_domains(ex: &Export, d: &mut Discovery) -> Result<()> {
             d.domains.insert((process_key(gt), dom), name);
         }
     }
+    // NCCL registers its domain in a way some exports do not keep (no eventType 75 row), but its
+    // payload schemas name their fields "NCCL ...": recognise the domain by them.
+    let schemas = "NVTX_PAYLOAD_SCHEMA_ENTRIES";
+    if s.has_columns(schemas, &["domainId", "name"]) {
+        let unnamed: Vec<(i64, i64)> = d.used_domains.iter().filter(|k| !d.domains.contains_key(k)).copied().collect();
+        for key in unnamed {
+            let sql = format!("SELECT 1 FROM {schemas} WHERE domainId = ?1 AND name LIKE 'NCCL %' LIMIT 1");
+            if scalar::<i64>(ex, schemas, &sql, [key.1])?.is_some() {
+                d.domains.insert(key, "NCCL".to_owned());
+            }
+        }
+    }
     Ok(())
 }
 

@@ -22,10 +22,20 @@ pub const NVTX_CATEGORY: i64 = 33;
 
 const T: &str = "NVTX_EVENTS";
 
+/// The extended payload as JSON text (`--include-json`), inline or as a string id.
+fn json_text(schema: &Schema) -> String {
+    match (schema.has_column(T, "jsonText"), schema.has_column(T, "jsonTextId")) {
+        (true, true) => format!("COALESCE(jsonText, (SELECT value FROM {} WHERE id = jsonTextId))", schema.strings_table),
+        (true, false) => "jsonText".to_owned(),
+        (false, true) => format!("(SELECT value FROM {} WHERE id = jsonTextId)", schema.strings_table),
+        (false, false) => "NULL".to_owned(),
+    }
+}
+
 pub fn query(schema: &Schema, source: usize) -> Query {
     let c = |col: &str| schema.col_or_null(T, col);
     let sql = format!(
-        "SELECT start, end, eventType, globalTid, {end_tid}, text, {text_id}, {domain}, {category}, {color} FROM {T} \
+        "SELECT start, end, eventType, globalTid, {end_tid}, text, {text_id}, {domain}, {category}, {color}, {json} FROM {T} \
          WHERE eventType IN (59, 70, 60, 71, 34) AND start IS NOT NULL AND globalTid IS NOT NULL \
          ORDER BY start, (end IS NULL OR end < start) DESC, end DESC, rowid",
         end_tid = c("endGlobalTid"),
@@ -33,6 +43,7 @@ pub fn query(schema: &Schema, source: usize) -> Query {
         domain = c("domainId"),
         category = c("category"),
         color = c("color"),
+        json = json_text(schema),
     );
     Query {
         kind: CursorKind::Nvtx,
@@ -103,6 +114,7 @@ pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<
         _ => None,
     };
     let color = int(row, 9, cx, T)?.map(|c| c as u32);
+    let payload_json = text(row, 10, cx, T)?;
     Ok(Some(Record::Nvtx(NvtxRange {
         thread,
         end_thread,
@@ -114,5 +126,6 @@ pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<
         category,
         color,
         unterminated,
+        payload_json,
     })))
 }

@@ -50,6 +50,21 @@ pub const NVTX_MAX_LEVEL: u32 = 99;
 /// OS runtime call (OSRT_API); value = call name.
 pub const OS_CALL: u32 = 64_000_000;
 
+/// NCCL kernel facts parsed from its name (fixed value tables in model::nccl).
+pub const NCCL_COLLECTIVE: u32 = 63_000_020;
+pub const NCCL_ALGORITHM: u32 = 63_000_021;
+pub const NCCL_PROTOCOL: u32 = 63_000_022;
+pub const NCCL_DATATYPE: u32 = 63_000_023;
+pub const NCCL_KERNEL_OP: u32 = 63_000_024;
+/// NCCL NVTX payload fields, on the NCCL range and on the kernel it launched.
+pub const NCCL_MESSAGE_SIZE: u32 = 9501;
+pub const NCCL_REDUCTION_OP: u32 = 9502;
+pub const NCCL_PAYLOAD_DATATYPE: u32 = 9503;
+pub const NCCL_PEER: u32 = 9504;
+pub const NCCL_COMMUNICATOR: u32 = 9505;
+pub const NCCL_RANKS: u32 = 9506;
+pub const NCCL_RANK: u32 = 9507;
+
 /// Communication tags: API call → kernel launch, API call → memory operation.
 pub const TAG_LAUNCH: u64 = 55001;
 pub const TAG_MEMORY: u64 = 55002;
@@ -129,6 +144,18 @@ pub fn type_label(t: u32) -> Option<&'static str> {
         NVTX_MARK => "NVTX marks",
         NVTX_CATEGORY => "NVTX range category",
         OS_CALL => "OS runtime call",
+        NCCL_COLLECTIVE => "NCCL collective",
+        NCCL_ALGORITHM => "NCCL algorithm",
+        NCCL_PROTOCOL => "NCCL protocol",
+        NCCL_DATATYPE => "NCCL data type",
+        NCCL_KERNEL_OP => "NCCL reduction operation (kernel name)",
+        NCCL_MESSAGE_SIZE => "NCCL Message size [bytes]",
+        NCCL_REDUCTION_OP => "NCCL Reduction operation",
+        NCCL_PAYLOAD_DATATYPE => "NCCL Data type",
+        NCCL_PEER => "NCCL Root or peer rank + 1",
+        NCCL_COMMUNICATOR => "NCCL communicator ID",
+        NCCL_RANKS => "NCCL No. of ranks",
+        NCCL_RANK => "NCCL Rank + 1",
         t => return super::mpi::type_label(t),
     })
 }

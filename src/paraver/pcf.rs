@@ -8,7 +8,7 @@ use super::events::{
 };
 use super::prv::{ParaverWriter, ValueLabels};
 use super::states::STATES;
-use crate::model::{NameId, Names};
+use crate::model::{nccl, NameId, Names};
 
 const HEADER: &str = "DEFAULT_OPTIONS
 
@@ -74,6 +74,11 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
                 ValueLabels::MemoryOps if *v == MEMSET_OP_VALUE => MEMSET_LABEL.to_owned(),
                 ValueLabels::MemoryOps => MEMCPY_KIND_LABELS[(*v - 1) as usize].to_owned(),
                 ValueLabels::MemKinds => MEM_KIND_LABELS[(*v - 1) as usize].to_owned(),
+                ValueLabels::NcclCollective => nccl::COLLECTIVES[(*v - 1) as usize].to_owned(),
+                ValueLabels::NcclAlgorithm => nccl::ALGORITHMS[(*v - 1) as usize].to_owned(),
+                ValueLabels::NcclProtocol => nccl::PROTOCOLS[(*v - 1) as usize].to_owned(),
+                ValueLabels::NcclDatatype => nccl::DATATYPES[(*v - 1) as usize].to_owned(),
+                ValueLabels::NcclOp => nccl::OPS[(*v - 1) as usize].to_owned(),
                 ValueLabels::Mpi => match super::mpi::extrae_label(*v) {
                     Some(l) => l.to_owned(),
                     None => clean_label(names.get(NameId((v - super::mpi::UNKNOWN_MPI_BASE) as u32))),

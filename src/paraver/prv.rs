@@ -12,7 +12,7 @@
 //! next one on the same resource; the readers deliver it with each record (`next_on_*`).
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
 use std::io::Write;
 
 use super::events::*;
@@ -30,6 +30,12 @@ pub enum ValueLabels {
     /// Fixed labels of memory operations / memory kinds.
     MemoryOps,
     MemKinds,
+    /// Fixed NCCL code tables (model::nccl).
+    NcclCollective,
+    NcclAlgorithm,
+    NcclProtocol,
+    NcclDatatype,
+    NcclOp,
     /// Extrae MPI values (known calls) or name ids past [`super::mpi::UNKNOWN_MPI_BASE`].
     Mpi,
 }
@@ -56,6 +62,8 @@ struct ThreadState {
     island_state: u32,
     /// Ends of open push/pop NVTX ranges per domain (for nesting levels).
     nvtx_open: BTreeMap<u32, Vec<Ns>>,
+    /// Open NCCL-domain ranges: (end, payload pairs), for attaching payloads to kernels.
+    nccl_open: Vec<(Ns, Vec<(u32, u64)>)>,
 }
 
 pub struct ParaverWriter<'w> {
@@ -66,6 +74,12 @@ pub struct ParaverWriter<'w> {
     ids: Vec<(u32, u32)>,
     threads: Vec<ThreadState>,
     is_gpu: Vec<bool>,
+    /// Process of every thread (correlation ids are per process).
+    process_of: Vec<usize>,
+    /// NCCL payloads waiting for the kernel their launch call caused: (process, correlation id).
+    nccl_pending: HashMap<(usize, u64), Vec<(u32, u64)>>,
+    /// NCCL facts parsed from kernel names, per name.
+    nccl_names: HashMap<NameId, Option<crate::model::nccl::NcclKernelInfo>>,
     end_time: Ns,
     pending: BinaryHeap<Reverse<Pending>>,
     seq: u64,
@@ -92,6 +106,9 @@ impl<'w> ParaverWriter<'w> {
             ids: Vec::new(),
             threads: Vec::new(),
             is_gpu: Vec::new(),
+            process_of: Vec::new(),
+            nccl_pending: HashMap::new(),
+            nccl_names: HashMap::new(),
             end_time: 0,
             pending: BinaryHeap::new(),
             seq: 0,
@@ -254,7 +271,35 @@ impl<'w> ParaverWriter<'w> {
         u64::from(n.0) + NAME_VALUE_OFFSET
     }
 
-    fn gpu(&mut self, op: &GpuOp) -> Result<()> {
+    /// NCCL facts of a communication kernel: parsed from its name, and the payload of the NCCL
+    /// range whose launch call caused it.
+    fn nccl_kernel_pairs(&mut self, op: &GpuOp, name: NameId, names: &Names, pairs: &mut Vec<(u32, u64)>, labels: &mut Vec<ValueLabels>) {
+        use crate::model::nccl::parse_kernel_name;
+        let info = *self.nccl_names.entry(name).or_insert_with(|| parse_kernel_name(names.get(name)));
+        if let Some(i) = info {
+            for (ty, v, l) in [
+                (NCCL_COLLECTIVE, i.collective, ValueLabels::NcclCollective),
+                (NCCL_ALGORITHM, i.algorithm, ValueLabels::NcclAlgorithm),
+                (NCCL_PROTOCOL, i.protocol, ValueLabels::NcclProtocol),
+                (NCCL_DATATYPE, i.datatype, ValueLabels::NcclDatatype),
+                (NCCL_KERNEL_OP, i.op, ValueLabels::NcclOp),
+            ] {
+                if v != 0 {
+                    pairs.push((ty, u64::from(v)));
+                    labels.push(l);
+                }
+            }
+        }
+        let key = (self.process_of[op.thread.0 as usize], op.correlation_id);
+        if let Some(payload) = self.nccl_pending.remove(&key) {
+            for (ty, v) in payload {
+                labels.push(nccl_payload_labels(ty));
+                pairs.push((ty, v));
+            }
+        }
+    }
+
+    fn gpu(&mut self, op: &GpuOp, names: &Names) -> Result<()> {
         self.busy(
             op.thread,
             op.start,
@@ -293,6 +338,10 @@ impl<'w> ParaverWriter<'w> {
                     Names, Names, Numeric, Numeric, Numeric, Numeric, Numeric, Numeric, Numeric,
                     Numeric, Numeric, Numeric, Numeric, Numeric,
                 ];
+                let (mut pairs, mut labels) = (pairs.to_vec(), labels.to_vec());
+                if k.class == KernelClass::Communication {
+                    self.nccl_kernel_pairs(op, k.name, names, &mut pairs, &mut labels);
+                }
                 self.interval(op.thread, op.start, op.end, &pairs, &labels)
             }
             GpuOpKind::Memcpy(m) => {
@@ -339,6 +388,7 @@ impl<'w> ParaverWriter<'w> {
         )?;
         match &call.kind {
             HostCallKind::Cuda(c) => {
+                self.note_nccl_launch(call, c, names);
                 let pairs = [
                     (CUDA_API, Self::name_value(c.name)),
                     (CORRELATION_ID, c.correlation_id),
@@ -376,6 +426,18 @@ impl<'w> ParaverWriter<'w> {
         }
     }
 
+    /// A kernel launch inside an open NCCL range carries that range's payload to its kernel.
+    fn note_nccl_launch(&mut self, call: &HostCall, c: &CudaCall, names: &Names) {
+        let open = &mut self.threads[call.thread.0 as usize].nccl_open;
+        open.retain(|(end, _)| *end > call.start);
+        if let Some((_, payload)) = open.last() {
+            if !payload.is_empty() && names.get(c.name).contains("LaunchKernel") {
+                let key = (self.process_of[call.thread.0 as usize], c.correlation_id);
+                self.nccl_pending.insert(key, payload.clone());
+            }
+        }
+    }
+
     fn nvtx(&mut self, r: &NvtxRange) -> Result<()> {
         let value = Self::name_value(r.name);
         let mut pairs: Vec<(u32, u64)> = Vec::with_capacity(3);
@@ -408,6 +470,16 @@ impl<'w> ParaverWriter<'w> {
             pairs.push((NVTX_CATEGORY, Self::name_value(c)));
             labels.push(ValueLabels::Names);
         }
+        if self.domain_types[r.domain as usize] == NVTX_NCCL_DOMAIN {
+            let payload = r.payload_json.as_deref().and_then(crate::model::nccl::parse_payload).map(|p| nccl_payload_pairs(&p)).unwrap_or_default();
+            for (ty, v) in &payload {
+                pairs.push((*ty, *v));
+                labels.push(nccl_payload_labels(*ty));
+            }
+            let open = &mut self.threads[r.thread.0 as usize].nccl_open;
+            open.retain(|(end, _)| *end > r.start);
+            open.push((r.end, payload));
+        }
         self.interval(r.thread, r.start, r.end, &pairs, &labels)
     }
 
@@ -432,6 +504,32 @@ impl<'w> ParaverWriter<'w> {
         }
         s.pop();
         self.write_line(&s)
+    }
+}
+
+/// The Paraver pairs of an NCCL payload (absent fields are not written; ranks as rank + 1).
+fn nccl_payload_pairs(p: &crate::model::nccl::NcclPayload) -> Vec<(u32, u64)> {
+    let mut v = Vec::new();
+    let mut push = |ty, x: Option<u64>| {
+        if let Some(x) = x {
+            v.push((ty, x));
+        }
+    };
+    push(NCCL_MESSAGE_SIZE, p.message_bytes);
+    push(NCCL_REDUCTION_OP, p.op.map(u64::from));
+    push(NCCL_PAYLOAD_DATATYPE, p.datatype.map(u64::from));
+    push(NCCL_PEER, p.peer.map(|r| r + 1));
+    push(NCCL_COMMUNICATOR, p.communicator);
+    push(NCCL_RANKS, p.ranks);
+    push(NCCL_RANK, p.rank.map(|r| r + 1));
+    v
+}
+
+fn nccl_payload_labels(ty: u32) -> ValueLabels {
+    match ty {
+        NCCL_REDUCTION_OP => ValueLabels::NcclOp,
+        NCCL_PAYLOAD_DATATYPE => ValueLabels::NcclDatatype,
+        _ => ValueLabels::Numeric,
     }
 }
 
@@ -464,9 +562,8 @@ impl Sink for ParaverWriter<'_> {
         self.ids = o.paraver_ids();
         self.end_time = trace.end_time;
         self.threads = vec![ThreadState::default(); o.threads.len()];
-        self.is_gpu = (0..o.threads.len())
-            .map(|i| o.is_gpu(ThreadId(i as u32)))
-            .collect();
+        self.is_gpu = (0..o.threads.len()).map(|i| o.is_gpu(ThreadId(i as u32))).collect();
+        self.process_of = o.threads.iter().map(|t| t.process).collect();
         self.domain_names = trace.domains.clone();
         let mut k = 0;
         self.domain_types = trace
@@ -523,7 +620,7 @@ impl Sink for ParaverWriter<'_> {
     fn record(&mut self, rec: &Record, names: &Names) -> Result<()> {
         self.flush_until(rec.time())?;
         match rec {
-            Record::Gpu(op) => self.gpu(op),
+            Record::Gpu(op) => self.gpu(op, names),
             Record::Host(c) => self.host(c, names),
             Record::Nvtx(r) => self.nvtx(r),
             Record::Mark(m) => {
