@@ -62,6 +62,27 @@ mod cli {
             #[arg(long)]
             allow_state_gaps: bool,
         },
+        /// GPU efficiency metrics (POP/TALP device factors, time breakdown, overlap, top kernels, NVTX ranges).
+        Metrics {
+            /// Exports written by `nsys export --type sqlite` (one per rank/process).
+            #[arg(required = true)]
+            inputs: Vec<PathBuf>,
+            /// Print the report as JSON (schema: docs/METRICS.md) instead of tables.
+            #[arg(long)]
+            json: bool,
+            /// What NCCL kernels count as: communication (default) or useful (TALP-compatible).
+            #[arg(long, default_value = "communication")]
+            nccl_as: String,
+            /// Measure only inside NVTX range NAME (all instances) or NAME:N (N-th instance of each thread).
+            #[arg(long)]
+            nvtx_range: Option<String>,
+            /// Bins of the time series over the trace.
+            #[arg(long, default_value_t = 200)]
+            bins: usize,
+            /// Rows of the top-kernel, histogram and NVTX range tables.
+            #[arg(long, default_value_t = 20)]
+            top: usize,
+        },
     }
 
     pub fn main() -> i32 {
@@ -78,6 +99,14 @@ mod cli {
                 trace,
                 allow_state_gaps,
             } => check(&trace, allow_state_gaps),
+            Command::Metrics {
+                inputs,
+                json,
+                nccl_as,
+                nvtx_range,
+                bins,
+                top,
+            } => metrics(&inputs, json, &nccl_as, nvtx_range, bins, top),
         };
         match result {
             Ok(()) => 0,
@@ -89,6 +118,38 @@ mod cli {
                 }
             }
         }
+    }
+
+    fn metrics(
+        inputs: &[PathBuf],
+        json: bool,
+        nccl_as: &str,
+        nvtx_range: Option<String>,
+        bins: usize,
+        top: usize,
+    ) -> Result<()> {
+        use prvsight::metrics::{self, MetricsOptions, WindowSpec};
+        let mopts = MetricsOptions {
+            nccl_as: nccl_as.parse().map_err(Error::Usage)?,
+            window: nvtx_range
+                .as_deref()
+                .map(WindowSpec::parse)
+                .transpose()
+                .map_err(Error::Usage)?,
+            bins,
+            top,
+        };
+        let exports = open_all(inputs)?;
+        let report = metrics::compute(&exports, &Options::default(), &mopts)?;
+        let text = if json {
+            report.to_json()?
+        } else {
+            metrics::text::render(&report)
+        };
+        std::io::stdout()
+            .lock()
+            .write_all(text.as_bytes())
+            .map_err(|e| Error::write("standard output", e))
     }
 
     fn options(trace: Option<String>) -> Result<Options> {

@@ -82,6 +82,9 @@ mod tests {
         let mut t = GpuAcc::default();
         t.add(7, &r, NcclAs::Useful);
         assert_eq!((t.useful, t.comm, t.overlap), (7, 0, [0; 4]));
-        assert_eq!(time_class(&Running::default(), NcclAs::Useful), TimeClass::Idle);
+        assert_eq!(
+            time_class(&Running::default(), NcclAs::Useful),
+            TimeClass::Idle
+        );
     }
 }

@@ -264,23 +264,51 @@ mod tests {
     #[test]
     fn library_kernels_fall_in_their_category() {
         let cases = [
-            ("nvjet_tst_192x192_64x4_2x1_v_bz_coopB_bias_TNN", "", Category::Gemm),
-            ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n", "", Category::Gemm),
+            (
+                "nvjet_tst_192x192_64x4_2x1_v_bz_coopB_bias_TNN",
+                "",
+                Category::Gemm,
+            ),
+            (
+                "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n",
+                "",
+                Category::Gemm,
+            ),
             ("ampere_sgemm_128x64_nn", "", Category::Gemm),
             (
                 "Kernel2",
                 "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4>(Params)",
                 Category::Gemm,
             ),
-            ("flash_fwd_kernel", "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<cutlass::half_t>>()", Category::Attention),
-            ("fmha_cutlassF_f16_aligned_64x64_rf_sm80", "", Category::Attention),
-            ("sm80_xmma_fprop_implicit_gemm_indexed_f16f16", "", Category::Convolution),
+            (
+                "flash_fwd_kernel",
+                "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<cutlass::half_t>>()",
+                Category::Attention,
+            ),
+            (
+                "fmha_cutlassF_f16_aligned_64x64_rf_sm80",
+                "",
+                Category::Attention,
+            ),
+            (
+                "sm80_xmma_fprop_implicit_gemm_indexed_f16f16",
+                "",
+                Category::Convolution,
+            ),
             ("vectorized_layer_norm_kernel", "", Category::Normalization),
             ("reduce_kernel", "", Category::Reduction),
             ("CatArrayBatchedCopy_vectorized", "", Category::CopyLayout),
-            ("unrolled_elementwise_kernel", "void at::native::unrolled_elementwise_kernel<direct_copy_kernel_cuda>", Category::Elementwise),
+            (
+                "unrolled_elementwise_kernel",
+                "void at::native::unrolled_elementwise_kernel<direct_copy_kernel_cuda>",
+                Category::Elementwise,
+            ),
             ("vectorized_elementwise_kernel", "", Category::Elementwise),
-            ("power_iteration_step", "void power_iteration_step(float*)", Category::OtherCompute),
+            (
+                "power_iteration_step",
+                "void power_iteration_step(float*)",
+                Category::OtherCompute,
+            ),
         ];
         for (short, dem, want) in cases {
             assert_eq!(compute_kernel_category(short, dem), want, "{short}");

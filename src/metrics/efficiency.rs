@@ -60,11 +60,7 @@ impl Efficiency {
 
     /// LB × CommE × OrchE, when all three are defined (equals PE up to rounding).
     pub fn product(&self) -> Option<f64> {
-        Some(
-            self.load_balance?
-                * self.communication_efficiency?
-                * self.orchestration_efficiency?,
-        )
+        Some(self.load_balance? * self.communication_efficiency? * self.orchestration_efficiency?)
     }
 }
 

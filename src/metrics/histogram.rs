@@ -86,13 +86,13 @@ impl Histogram {
 
     /// Bins that are separate modes of the distribution (a bimodal kernel gives two).
     ///
-    /// A candidate is a local maximum (≥ the bin before, > the bin after) holding at least 5% of
-    /// the samples. Two neighbouring candidates are separate modes only if some bin between them
+    /// A candidate is a local maximum (≥ the bin before, > the bin after) holding at least 10% of
+    /// the samples (fewer would flag sampling noise of short series as modes). Two neighbouring candidates are separate modes only if some bin between them
     /// falls to half the smaller one or below; otherwise they are one mode and the higher stays.
     /// Returns the bin indices of the modes.
     pub fn modes(&self) -> Vec<usize> {
         let c = &self.counts[..];
-        let min_count = (self.total() as f64 * 0.05).max(1.0);
+        let min_count = (self.total() as f64 * 0.10).max(1.0);
         let mut modes: Vec<usize> = Vec::new();
         for k in 0..c.len() {
             let left = if k == 0 { 0 } else { c[k - 1] };
@@ -158,7 +158,13 @@ mod tests {
     fn one_wide_cluster_is_one_mode() {
         let mut h = Histogram::default();
         // Counts 30, 60, 50, 60, 20 in consecutive bins: the dip to 50 is not a valley.
-        for (d, n) in [(10_000, 30), (12_000, 60), (14_000, 50), (16_500, 60), (20_000, 20)] {
+        for (d, n) in [
+            (10_000, 30),
+            (12_000, 60),
+            (14_000, 50),
+            (16_500, 60),
+            (20_000, 20),
+        ] {
             for _ in 0..n {
                 h.add(d);
             }

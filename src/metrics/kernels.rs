@@ -161,9 +161,17 @@ mod tests {
         }
         assert_eq!((w.count, w.total, w.min, w.max), (5, 25_000, 1_000, 11_000));
         // Incremental means are not exact in binary; allow rounding only.
-        assert!((w.mean() - 5_000.0).abs() <= 5_000.0 * 1e-15, "{}", w.mean());
+        assert!(
+            (w.mean() - 5_000.0).abs() <= 5_000.0 * 1e-15,
+            "{}",
+            w.mean()
+        );
         // Σ(x−mean)² = 16e6+4e6+4e6+4e6+36e6 = 64e6; sample variance = 64e6/4 = 16e6.
-        assert!((w.stddev() - 4_000.0).abs() <= 4_000.0 * 1e-12, "{}", w.stddev());
+        assert!(
+            (w.stddev() - 4_000.0).abs() <= 4_000.0 * 1e-12,
+            "{}",
+            w.stddev()
+        );
         let mut one = Welford::default();
         one.add(42);
         assert_eq!((one.mean(), one.stddev()), (42.0, 0.0));
@@ -198,7 +206,10 @@ mod tests {
         assert_eq!(rows[0].percent_of_busy, Some(40.0));
         let g0 = k.gpu_rows(0, 50, 1, &names);
         assert_eq!(g0.len(), 1);
-        assert_eq!((g0[0].name.as_str(), g0[0].percent_of_busy), ("b(int)", Some(50.0)));
+        assert_eq!(
+            (g0[0].name.as_str(), g0[0].percent_of_busy),
+            ("b(int)", Some(50.0))
+        );
         assert_eq!(k.count_on(1, Category::Gemm), 1);
         assert_eq!(k.distinct_on(0), 2);
     }

@@ -17,8 +17,11 @@ use crate::model::{NameId, Names, Ns, NvtxRange};
 struct RangeAcc {
     domain: u32,
     name: NameId,
+    /// Instances starting inside the selected windows, and their total duration.
     count: u64,
     total: u64,
+    /// Instances anywhere in the trace.
+    seen: u64,
     open: OpenUntil,
     /// Time of the union of instances (inside the selected windows), integrated up to the clock.
     window: Ns,
@@ -79,6 +82,7 @@ impl NvtxRanges {
                 name,
                 count: 0,
                 total: 0,
+                seen: 0,
                 open: OpenUntil::default(),
                 window: 0,
                 per_gpu: vec![(0, 0); gpus],
@@ -91,6 +95,7 @@ impl NvtxRanges {
     pub fn open(&mut self, r: &NvtxRange) {
         let i = self.slot(r.domain, r.name);
         let acc = &mut self.ranges[i];
+        acc.seen += 1;
         let was_open = acc.open.contains(r.start);
         acc.open.add(r.end);
         if !was_open && acc.open.contains(r.start) {
@@ -120,6 +125,27 @@ impl NvtxRanges {
                 _ => slot.1 += len,
             }
         }
+    }
+
+    /// Up to `limit` range names, most frequent first (to suggest a name the user may have meant).
+    pub fn most_frequent(&self, names: &Names, limit: usize) -> Vec<String> {
+        let mut v: Vec<&RangeAcc> = self.ranges.iter().collect();
+        v.sort_by(|a, b| {
+            b.seen
+                .cmp(&a.seen)
+                .then_with(|| names.get(a.name).cmp(names.get(b.name)))
+        });
+        let mut out: Vec<String> = Vec::new();
+        for r in v {
+            let n = names.get(r.name);
+            if out.len() == limit {
+                break;
+            }
+            if !out.iter().any(|o| o == n) {
+                out.push(n.to_owned());
+            }
+        }
+        out
     }
 
     /// The `top` names by total time; `active_gpus` are the GPUs counted in N.

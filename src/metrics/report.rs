@@ -206,6 +206,18 @@ pub struct HostRank {
     pub mpi_ns: Ns,
 }
 
+impl MetricsReport {
+    /// Pretty-printed JSON, newline-terminated.
+    pub fn to_json(&self) -> crate::Result<String> {
+        let mut s = serde_json::to_string_pretty(self).map_err(|e| crate::Error::Write {
+            what: "metrics JSON".into(),
+            detail: e.to_string(),
+        })?;
+        s.push('\n');
+        Ok(s)
+    }
+}
+
 pub fn percent(part: Ns, whole: Ns) -> Option<f64> {
     (whole > 0).then(|| 100.0 * part as f64 / whole as f64)
 }
@@ -291,9 +303,9 @@ pub fn definitions(opts: &MetricsOptions) -> Vec<Definition> {
         ),
     };
     let t = match &opts.window {
-        None => "T: the elapsed time of the trace, from its origin (earliest event of all inputs) to its end (latest event end)".to_owned(),
+        None => "the elapsed time of the trace, from its origin (earliest event of all inputs) to its end (latest event end)".to_owned(),
         Some(w) => format!(
-            "T: total time of the union of the instances of NVTX range '{}'{} (every interval is clipped to these windows)",
+            "total time of the union of the instances of NVTX range '{}'{} (every interval is clipped to these windows)",
             w.name,
             match w.instance {
                 Some(n) => format!(", instance {n} of each thread"),
@@ -323,7 +335,7 @@ pub fn definitions(opts: &MetricsOptions) -> Vec<Definition> {
         d("breakdown", "each instant of a GPU goes to the highest-priority category running, in the order gemm, attention, convolution, normalization, softmax, reduction, optimizer, copy_layout, elementwise, other_compute, nccl, memcpy_htod, memcpy_dtoh, memcpy_dtod, memcpy_peer, memcpy_unified, memcpy_other, memset; the rest is idle. Categories come from kernel-name patterns; percentages are of T (one GPU) or N·T (total)"),
         d("overlap profile", "time with at least one communication operation running, split by the number of useful kernels running at the same time (0, 1, 2, 3+); the 0 bucket is the communication time"),
         d("top kernels", "per demangled name: launches starting inside T; total, mean, min, max, sample standard deviation of durations; % of busy = total / time with any operation running on the same GPUs"),
-        d("histograms", "kernel durations on fixed log bins (4 per octave from 1 µs); modes are local maxima holding ≥5% of launches separated by a valley of at most half their height"),
+        d("histograms", "kernel durations on fixed log bins (4 per octave from 1 µs); modes are local maxima holding ≥10% of launches separated by a valley of at most half their height"),
         d("NVTX ranges", "per (domain, name): instances starting inside T, their total and mean duration, and the device factors with T = time of the union of the instances"),
         d("series", "per GPU and time bin over the whole trace: fraction of the bin useful, communication and idle; mean and maximum number of kernels in flight"),
     ]

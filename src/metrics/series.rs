@@ -171,7 +171,10 @@ mod tests {
         assert_eq!(g.useful, vec![15.0 / 25.0, 1.0, 10.0 / 25.0, 0.0]);
         assert_eq!(g.communication, vec![0.0, 0.0, 10.0 / 25.0, 0.0]);
         assert_eq!(g.idle, vec![10.0 / 25.0, 0.0, 5.0 / 25.0, 1.0]);
-        assert_eq!(g.kernels_in_flight_mean, vec![30.0 / 25.0, 2.0, 30.0 / 25.0, 0.0]);
+        assert_eq!(
+            g.kernels_in_flight_mean,
+            vec![30.0 / 25.0, 2.0, 30.0 / 25.0, 0.0]
+        );
         assert_eq!(g.kernels_in_flight_max, vec![2, 2, 2, 0]);
     }
 

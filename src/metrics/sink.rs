@@ -96,9 +96,8 @@ impl MetricsSink {
     }
 
     pub fn into_report(self) -> Result<MetricsReport> {
-        self.report.ok_or_else(|| {
-            Error::Usage("metrics: the pass over the records did not finish".into())
-        })
+        self.report
+            .ok_or_else(|| Error::Usage("metrics: the pass over the records did not finish".into()))
     }
 }
 
@@ -214,10 +213,7 @@ impl Sink for MetricsSink {
         if t < st.now {
             return Err(Error::BadData {
                 file: "metrics".into(),
-                why: format!(
-                    "records out of time order: {t} ns after {} ns",
-                    st.now
-                ),
+                why: format!("records out of time order: {t} ns after {} ns", st.now),
             });
         }
         if t > st.now {
@@ -241,7 +237,12 @@ impl Sink for MetricsSink {
         let sel = &st.pieces.sel;
         if let Some(spec) = &sel.spec {
             if sel.instances == 0 {
-                return Err(Error::Usage(range_not_found(&spec.name, spec.instance, &st, names)));
+                return Err(Error::Usage(range_not_found(
+                    &spec.name,
+                    spec.instance,
+                    &st,
+                    names,
+                )));
             }
         }
         self.report = Some(build(&self.opts, trace, names, &st, end));
@@ -250,13 +251,7 @@ impl Sink for MetricsSink {
 }
 
 fn range_not_found(name: &str, instance: Option<u32>, st: &State, names: &Names) -> String {
-    let known: Vec<String> = st
-        .pieces
-        .nvtx
-        .rows(&[], &[], names, 15)
-        .into_iter()
-        .map(|r| r.name)
-        .collect();
+    let known = st.pieces.nvtx.most_frequent(names, 15);
     let what = match instance {
         Some(k) => format!("instance {k} of NVTX range '{name}' (counted per thread)"),
         None => format!("NVTX range '{name}'"),
@@ -265,7 +260,7 @@ fn range_not_found(name: &str, instance: Option<u32>, st: &State, names: &Names)
         format!("{what} is not in the trace, which has no NVTX ranges")
     } else {
         format!(
-            "{what} is not in the trace; ranges present (longest total first): {}",
+            "{what} is not in the trace; ranges present (most frequent first): {}",
             known.join(", ")
         )
     }
@@ -319,7 +314,8 @@ fn build(
         })
         .collect();
 
-    let pick = |f: &dyn Fn(&GpuAcc) -> Ns| -> Vec<Ns> { active.iter().map(|&g| f(&accs[g])).collect() };
+    let pick =
+        |f: &dyn Fn(&GpuAcc) -> Ns| -> Vec<Ns> { active.iter().map(|&g| f(&accs[g])).collect() };
     let load_balance = LoadBalance {
         useful: avg_max(&pick(&|a| a.useful)),
         communication: avg_max(&pick(&|a| a.comm)),

@@ -49,7 +49,10 @@ impl Running {
 
     /// The highest-priority category running, which owns the instant in the time breakdown.
     pub fn top(&self) -> Option<Category> {
-        Category::ALL.iter().copied().find(|c| self.n[c.index()] > 0)
+        Category::ALL
+            .iter()
+            .copied()
+            .find(|c| self.n[c.index()] > 0)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -202,7 +205,10 @@ mod tests {
 
     #[test]
     fn back_to_back_operations_do_not_overlap() {
-        let p = run(&[(0, 0, 10, Category::Gemm), (0, 10, 20, Category::Gemm)], 20);
+        let p = run(
+            &[(0, 0, 10, Category::Gemm), (0, 10, 20, Category::Gemm)],
+            20,
+        );
         assert_eq!(
             p,
             vec![(0, 0, 10, 1, 0), (0, 10, 20, 1, 0), (1, 0, 20, 0, 0)]
