@@ -24,11 +24,13 @@ pub enum Family {
     Mpi,
     /// OS runtime calls: libc/pthread (OSRT_API).
     Osrt,
+    /// Sampled GPU metrics (GPU_METRICS, named by TARGET_INFO_GPU_METRICS).
+    GpuMetrics,
 }
 
 impl Family {
-    pub const ALL: [Family; 7] =
-        [Family::Kernel, Family::Memcpy, Family::Memset, Family::CudaApi, Family::Nvtx, Family::Mpi, Family::Osrt];
+    pub const ALL: [Family; 8] =
+        [Family::Kernel, Family::Memcpy, Family::Memset, Family::CudaApi, Family::Nvtx, Family::Mpi, Family::Osrt, Family::GpuMetrics];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -39,6 +41,7 @@ impl Family {
             Family::Nvtx => "nvtx",
             Family::Mpi => "mpi",
             Family::Osrt => "osrt",
+            Family::GpuMetrics => "gpu-metrics",
         }
     }
 
@@ -47,6 +50,7 @@ impl Family {
         match self {
             Family::Mpi => &["MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS"],
             Family::Osrt => &["OSRT_API"],
+            Family::GpuMetrics => &["GPU_METRICS"],
             _ => std::slice::from_ref(match self {
                 Family::Kernel => &"CUPTI_ACTIVITY_KIND_KERNEL",
                 Family::Memcpy => &"CUPTI_ACTIVITY_KIND_MEMCPY",
@@ -82,6 +86,7 @@ impl FromStr for Family {
             "nvtx" | "nvtx-pushpop-trace" | "nvtx-startend-trace" => Family::Nvtx,
             "mpi" | "mpi-event-trace" => Family::Mpi,
             "osrt" | "os-runtime" => Family::Osrt,
+            "gpu-metrics" | "metrics" => Family::GpuMetrics,
             _ => {
                 let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
                 return Err(format!(

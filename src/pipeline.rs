@@ -13,7 +13,7 @@ use crate::model::{
 };
 use crate::nsys::cursor::{Cursor, Query, SourceCx};
 use crate::nsys::discover::{discover, Discovery};
-use crate::nsys::{gpu, host, links, mpi_p2p, nvtx, Export, StringCache};
+use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, Export, StringCache};
 use crate::options::{Align, Family, Options};
 
 /// Progress of a conversion, reported to the face (progress bar, worker messages).
@@ -48,6 +48,7 @@ pub struct Plan {
     thread_maps: Vec<HashMap<i64, ThreadId>>,
     stream_maps: Vec<HashMap<crate::nsys::discover::StreamKey, (ThreadId, usize)>>,
     domain_maps: Vec<HashMap<(i64, i64), u32>>,
+    metric_maps: Vec<HashMap<u32, ThreadId>>,
     shifts: Vec<i64>,
 }
 
@@ -107,6 +108,7 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
     let mut thread_maps = Vec::new();
     let mut stream_maps = Vec::new();
     let mut domain_maps = Vec::new();
+    let mut metric_maps = Vec::new();
     let mut domain_names: Vec<String> = vec![String::new()];
     for d in &discoveries {
         for key in &d.used_domains {
@@ -145,8 +147,23 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
             });
             device_index.insert(cuda_id, idx);
         }
+        // A GPU-metrics-only export has no process with activity: give its metrics one.
+        let metrics_only = [(0i64, (0u32, "GPU metrics".to_owned()))];
         let mut procs: Vec<(&i64, &(u32, String))> = d.processes.iter().collect();
+        if procs.is_empty() && !d.metric_gpus.is_empty() {
+            procs.extend(metrics_only.iter().map(|(k, v)| (k, v)));
+        }
         procs.sort_by_key(|(k, (pid, _))| (d.ranks.get(k).copied().unwrap_or(u32::MAX), *pid, **k));
+        // Each GPU's metrics thread goes to the first process that uses that GPU, else the first.
+        let metrics_owner: HashMap<u32, i64> = d
+            .metric_gpus
+            .iter()
+            .map(|&gpu| {
+                let user = procs.iter().map(|(k, _)| **k).find(|k| d.streams.keys().any(|s| s.0 == *k && s.1 == gpu));
+                (gpu, user.unwrap_or(*procs[0].0))
+            })
+            .collect();
+        let mut mmap = HashMap::new();
         let mut tmap = HashMap::new();
         let mut smap = HashMap::new();
         for (&pkey, (pid, pname)) in procs {
@@ -185,7 +202,13 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
                     first_busy,
                 });
             }
+            for (&gpu, _) in metrics_owner.iter().filter(|(_, owner)| **owner == pkey).collect::<std::collections::BTreeMap<_, _>>() {
+                mmap.insert(gpu, ThreadId(objects.threads.len() as u32));
+                let device = device_index[&gpu];
+                objects.threads.push(ThreadObj { process, kind: ThreadKind::GpuMetrics { device }, first_busy: None });
+            }
         }
+        metric_maps.push(mmap);
         let dmap = d
             .used_domains
             .iter()
@@ -250,6 +273,7 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
         thread_maps,
         stream_maps,
         domain_maps,
+        metric_maps,
         shifts,
     })
 }
@@ -330,6 +354,8 @@ pub fn run(
         cx.streams = plan.stream_maps[src].clone();
         cx.domains = plan.domain_maps[src].clone();
         cx.categories = categories;
+        cx.metric_threads = plan.metric_maps[src].clone();
+        cx.metric_names = d.metric_names.iter().map(|(k, v)| (*k, names.intern(v))).collect();
         cxs.push(cx);
     }
 
@@ -366,6 +392,9 @@ pub fn run(
         queries.extend(links::query(&ex.schema, fams, src));
         if matching[src] {
             queries.push(mpi_p2p::send_query(ex, src));
+        }
+        if fams.contains(&Family::GpuMetrics) {
+            queries.push(gpu_metrics::query(src));
         }
     }
     progress(&Progress {
@@ -477,6 +506,7 @@ fn record_family_name(r: &crate::model::Record) -> &'static str {
         },
         Record::Mark(_) => "nvtx-mark",
         Record::Message(_) => "mpi-message",
+        Record::Metric(_) => "gpu-metric",
         Record::Link(l) => match l.kind {
             crate::model::LinkKind::Launch => "link-launch",
             crate::model::LinkKind::Memory => "link-memory",

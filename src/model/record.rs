@@ -284,9 +284,22 @@ pub struct Message {
     pub tag: u64,
 }
 
+/// One sample of one GPU metric (GPU_METRICS), on the GPU's metrics thread.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MetricSample {
+    pub thread: ThreadId,
+    pub time: Ns,
+    /// nsys metric id (TARGET_INFO_GPU_METRICS.metricId).
+    pub metric_id: u32,
+    /// Metric name, e.g. "SM Active [Throughput %]".
+    pub name: NameId,
+    pub value: u64,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Record {
     Gpu(GpuOp),
+    Metric(MetricSample),
     Message(Message),
     Host(HostCall),
     Nvtx(NvtxRange),
@@ -304,6 +317,7 @@ impl Record {
             Record::Mark(r) => r.time,
             Record::Link(r) => r.send,
             Record::Message(m) => m.send,
+            Record::Metric(m) => m.time,
         }
     }
 
@@ -316,6 +330,7 @@ impl Record {
             Record::Gpu(_) => 3,
             Record::Mark(_) => 4,
             Record::Message(_) => 5,
+            Record::Metric(_) => 6,
         }
     }
 }

@@ -25,6 +25,9 @@ pub struct SourceCx<'c> {
     pub categories: HashMap<(i64, i64), NameId>,
     pub strings: StringCache<'c>,
     pub activity_of: HashMap<NameId, HostActivity>,
+    /// GPU (CUDA device id) → its metrics thread; metric id → metric name.
+    pub metric_threads: HashMap<u32, ThreadId>,
+    pub metric_names: HashMap<i64, NameId>,
     /// MPI rank → index of the input that holds it (all inputs; for message matching).
     pub rank_sources: HashMap<u32, usize>,
     /// Lookup of a receive in this input's receive index (see mpi_p2p), when built.
@@ -47,6 +50,8 @@ impl SourceCx<'_> {
             strings,
             activity_of: HashMap::new(),
             rank_sources: HashMap::new(),
+            metric_threads: HashMap::new(),
+            metric_names: HashMap::new(),
             recv_lookup: None,
             warnings: BTreeMap::new(),
         }
@@ -104,6 +109,7 @@ pub enum CursorKind {
     Nvtx,
     Link,
     MpiSend,
+    GpuMetrics,
 }
 
 /// A prepared, time-ordered query of one family in one export.
@@ -142,6 +148,7 @@ impl Cursor<'_> {
                 CursorKind::Nvtx => super::nvtx::decode(row, cx, names),
                 CursorKind::Link => super::links::decode(row, cx),
                 CursorKind::MpiSend => super::mpi_p2p::decode(row, self.source, cxs),
+                CursorKind::GpuMetrics => super::gpu_metrics::decode(row, cx, names),
             }?;
             if rec.is_some() {
                 self.head = rec;

@@ -43,6 +43,10 @@ pub struct Discovery {
     pub categories: BTreeMap<(i64, i64), String>,
     /// domainIds of the NVTX `MPI` domain when MPI calls are only NVTX ranges (nsys 2022).
     pub nvtx_mpi_domains: BTreeSet<i64>,
+    /// GPUs with metric samples (CUDA device id = typeId & 0xFF).
+    pub metric_gpus: BTreeSet<u32>,
+    /// Metric id → name (TARGET_INFO_GPU_METRICS).
+    pub metric_names: BTreeMap<i64, String>,
     /// Number of rows of the selected families (for progress).
     pub record_estimate: u64,
     /// globalPid key → MPI rank.
@@ -238,6 +242,9 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
         read_categories(ex, &mut d)?;
         find_nvtx_mpi(ex, opts, &mut d)?;
     }
+    if d.families.contains(&Family::GpuMetrics) {
+        read_gpu_metrics(ex, &mut d)?;
+    }
     for &gt in d.host_threads.keys() {
         d.processes
             .entry(process_key(gt))
@@ -323,6 +330,29 @@ fn find_nvtx_mpi(ex: &Export, opts: &Options, d: &mut Discovery) -> Result<()> {
     }
     d.nvtx_mpi_domains = ids;
     d.families.insert(Family::Mpi);
+    Ok(())
+}
+
+/// GPUs that have metric samples, the samples' time span, and the metric names.
+fn read_gpu_metrics(ex: &Export, d: &mut Discovery) -> Result<()> {
+    use super::gpu_metrics::{gpu_of, NAMES_TABLE, TABLE};
+    ex.schema.require_columns(&ex.label, TABLE, &["timestamp", "typeId", "metricId", "value"])?;
+    let sql = format!("SELECT typeId, MIN(timestamp), MAX(timestamp), COUNT(*) FROM {TABLE} WHERE timestamp >= 0 GROUP BY 1");
+    for (type_id, lo, hi, n) in rows(ex, TABLE, &sql, [], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, Option<i64>>(2)?, r.get::<_, i64>(3)?))
+    })? {
+        let gpu = gpu_of(type_id);
+        d.metric_gpus.insert(gpu);
+        d.devices.entry(gpu).or_insert(None);
+        d.record_estimate += n as u64;
+        d.widen(lo, hi);
+    }
+    if ex.schema.has_columns(NAMES_TABLE, &["metricId", "metricName"]) {
+        let sql = format!("SELECT metricId, metricName FROM {NAMES_TABLE} ORDER BY typeId, metricId");
+        for (id, name) in rows(ex, NAMES_TABLE, &sql, [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
+            d.metric_names.entry(id).or_insert(name);
+        }
+    }
     Ok(())
 }
 

@@ -12,6 +12,7 @@ pub mod cursor;
 pub mod discover;
 pub mod export;
 pub mod gpu;
+pub mod gpu_metrics;
 pub mod host;
 pub mod ids;
 pub mod links;

@@ -60,7 +60,10 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
         let _ = write!(
             out,
             "\n\nEVENT_TYPE\n{gradient}    {ty}    {}\n",
-            clean_label(&w.label_of(*ty))
+            clean_label(&match w.metric_labels.get(ty) {
+                Some(n) => names.get(*n).to_owned(),
+                None => w.label_of(*ty),
+            })
         );
         if *labels == ValueLabels::Numeric {
             continue;

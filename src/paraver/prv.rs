@@ -76,6 +76,8 @@ pub struct ParaverWriter<'w> {
     is_gpu: Vec<bool>,
     /// Process of every thread (correlation ids are per process).
     process_of: Vec<usize>,
+    /// Event type of each GPU metric → its name.
+    pub(crate) metric_labels: BTreeMap<u32, NameId>,
     /// NCCL payloads waiting for the kernel their launch call caused: (process, correlation id).
     nccl_pending: HashMap<(usize, u64), Vec<(u32, u64)>>,
     /// NCCL facts parsed from kernel names, per name.
@@ -107,6 +109,7 @@ impl<'w> ParaverWriter<'w> {
             threads: Vec::new(),
             is_gpu: Vec::new(),
             process_of: Vec::new(),
+            metric_labels: BTreeMap::new(),
             nccl_pending: HashMap::new(),
             nccl_names: HashMap::new(),
             end_time: 0,
@@ -507,6 +510,16 @@ impl<'w> ParaverWriter<'w> {
     }
 }
 
+/// Event type of GPU metric `id`: 9400 + id as nsys2prv numbers them (its cfgs rely on it), or
+/// 94 000 000 + id for ids that would run into the NCCL/NVTX types above 9500.
+pub fn metric_type(id: u32) -> u32 {
+    if id < 100 {
+        9400 + id
+    } else {
+        94_000_000 + id
+    }
+}
+
 /// The Paraver pairs of an NCCL payload (absent fields are not written; ranks as rank + 1).
 fn nccl_payload_pairs(p: &crate::model::nccl::NcclPayload) -> Vec<(u32, u64)> {
     let mut v = Vec::new();
@@ -631,6 +644,13 @@ impl Sink for ParaverWriter<'_> {
             }
             Record::Link(l) => self.link(l),
             Record::Message(m) => self.message(m),
+            Record::Metric(m) => {
+                let ty = metric_type(m.metric_id);
+                self.metric_labels.insert(ty, m.name);
+                self.note(ty, ValueLabels::Numeric, m.value);
+                let line = self.event_line(m.thread, m.time, &[(ty, m.value)]);
+                self.write_line(&line)
+            }
         }
     }
 
