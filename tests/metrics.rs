@@ -687,6 +687,74 @@ fn readable_output_states_the_definitions() {
     }
 }
 
+#[test]
+fn memory_stays_bounded_on_a_long_stream() {
+    // 100 000 kernels of 25 ns, one every 10 ns, alternating GPUs and streams: at most 3 in flight.
+    // NVTX: `iter` [100k, 100k+50) and PyTorch-style `op, op_id = k` [100k+10, 100k+20).
+    const N: u64 = 100_000;
+    let end = 10 * (N - 1) + 25;
+    let mut f = Fixture::new(2, 4, end);
+    for i in 0..N {
+        f.kernel(
+            (i % 2) as usize,
+            (i / 2 % 4) as u32,
+            10 * i,
+            10 * i + 25,
+            "k",
+        );
+    }
+    for k in 0..N / 10 {
+        f.range(100 * k, 100 * k + 50, "iter");
+        f.range(100 * k + 10, 100 * k + 20, &format!("op, op_id = {k}"));
+    }
+    let mut recs: Vec<&Record> = f.recs.iter().collect();
+    recs.sort_by_key(|r| (r.time(), r.family_rank()));
+    let mut sink = MetricsSink::new(MetricsOptions::default()).unwrap();
+    sink.begin(&f.trace, &f.names).unwrap();
+    let mut most = (0, 0, 0);
+    for r in recs {
+        sink.record(r, &f.names).unwrap();
+        let h = sink.held().unwrap();
+        most = (
+            most.0.max(h.in_flight),
+            most.1.max(h.open_range_names),
+            most.2.max(h.deferred_ranges),
+        );
+    }
+    assert_eq!(most, (3, 2, 1));
+    sink.finish(&f.trace, &f.names).unwrap();
+    let r = sink.into_report().unwrap();
+    // GPU0 runs [20j, 20j+25) for j < 50 000: one unbroken union from 0; GPU1 the same from 10.
+    assert_eq!(r.gpus[0].useful_ns, 20 * (N / 2 - 1) + 25);
+    assert_eq!(r.gpus[1].useful_ns, 20 * (N / 2 - 1) + 25);
+    assert_eq!(r.gpus[0].idle_ns, end - r.gpus[0].useful_ns);
+    // Every `op, op_id = k` is one range name, `op`.
+    assert_eq!(r.nvtx.distinct, 2);
+    let op = r.nvtx.ranges.iter().find(|n| n.name == "op").unwrap();
+    assert_eq!((op.count, op.total_ns), (N / 10, 10 * (N / 10)));
+    assert_eq!(op.efficiency.elapsed_ns, 10 * (N / 10));
+    assert_eq!(op.efficiency.parallel_efficiency, Some(1.0));
+}
+
+#[test]
+fn window_by_pytorch_op_name() {
+    let mut f = scenario();
+    f.range(0, 100, "aten::mm, seq = 1, op_id = 7");
+    f.range(800, 900, "aten::mm, op_id = 9");
+    let r = f
+        .run(opts(NcclAs::Communication, Some("aten::mm"), 4))
+        .unwrap();
+    assert_eq!((r.window.instances, r.window.elapsed_ns), (2, 200));
+    // [0,100): GPU0 gemm; GPU1 idle. [800,900): GPU0 DtoH 50; GPU1 NCCL 100.
+    assert_eq!((r.gpus[0].useful_ns, r.gpus[0].communication_ns), (100, 50));
+    assert_eq!((r.gpus[1].useful_ns, r.gpus[1].communication_ns), (0, 100));
+    // The exact full name selects one call only.
+    let one = f
+        .run(opts(NcclAs::Communication, Some("aten::mm, op_id = 9"), 4))
+        .unwrap();
+    assert_eq!((one.window.instances, one.window.elapsed_ns), (1, 100));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Real exports
 

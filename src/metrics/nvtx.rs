@@ -1,6 +1,9 @@
 //! Per NVTX range name: instance count and durations, and the device efficiency *inside* the
 //! instances (the union of all instances of the name is the window, as for `--nvtx-range`).
 //!
+//! Ranges are grouped by [`base_name`]: PyTorch's `emit_nvtx` makes every call a distinct string
+//! (`aten::mm, seq = 3, op_id = 17`), which would give one row per call instead of one per op.
+//!
 //! Each name keeps its own window state ([`OpenUntil`]) and per-GPU useful/communication time.
 //! Only names whose window is open are visited per piece of GPU time (the `active` list), so the
 //! cost per piece is the number of ranges open at that instant, not the number of names.
@@ -14,9 +17,26 @@ use super::efficiency::{Efficiency, GpuTimes};
 use super::window::OpenUntil;
 use crate::model::{NameId, Names, Ns, NvtxRange};
 
+/// Per-call fields PyTorch appends to an op name, after `", "`.
+const PYTORCH_CALL_FIELDS: &[&str] = &["seq = ", "op_id = ", "sizes = ", "input_op_ids = "];
+
+/// The name a range is grouped under: the name without PyTorch's per-call fields.
+pub fn base_name(name: &str) -> &str {
+    match name.find(", ") {
+        Some(i)
+            if PYTORCH_CALL_FIELDS
+                .iter()
+                .any(|f| name[i + 2..].starts_with(f)) =>
+        {
+            &name[..i]
+        }
+        _ => name,
+    }
+}
+
 struct RangeAcc {
     domain: u32,
-    name: NameId,
+    name: String,
     /// Instances starting inside the selected windows, and their total duration.
     count: u64,
     total: u64,
@@ -43,7 +63,9 @@ pub struct NvtxRangeRow {
 
 #[derive(Default)]
 pub struct NvtxRanges {
-    index: HashMap<(u32, NameId), usize>,
+    /// Interned name → slot, a cache in front of `by_name`.
+    by_id: HashMap<(u32, NameId), usize>,
+    by_name: HashMap<(u32, String), usize>,
     ranges: Vec<RangeAcc>,
     /// Indices of ranges whose window may still be open.
     active: Vec<usize>,
@@ -56,6 +78,11 @@ impl NvtxRanges {
             gpus,
             ..Default::default()
         }
+    }
+
+    /// Names whose window may still be open (the per-piece cost).
+    pub fn open_names(&self) -> usize {
+        self.active.len()
     }
 
     pub fn distinct(&self) -> usize {
@@ -73,27 +100,36 @@ impl NvtxRanges {
         });
     }
 
-    fn slot(&mut self, domain: u32, name: NameId) -> usize {
+    fn slot(&mut self, domain: u32, id: NameId, names: &Names) -> usize {
+        if let Some(&i) = self.by_id.get(&(domain, id)) {
+            return i;
+        }
+        let name = base_name(names.get(id)).to_owned();
         let gpus = self.gpus;
         let ranges = &mut self.ranges;
-        *self.index.entry((domain, name)).or_insert_with(|| {
-            ranges.push(RangeAcc {
-                domain,
-                name,
-                count: 0,
-                total: 0,
-                seen: 0,
-                open: OpenUntil::default(),
-                window: 0,
-                per_gpu: vec![(0, 0); gpus],
+        let i = *self
+            .by_name
+            .entry((domain, name.clone()))
+            .or_insert_with(|| {
+                ranges.push(RangeAcc {
+                    domain,
+                    name,
+                    count: 0,
+                    total: 0,
+                    seen: 0,
+                    open: OpenUntil::default(),
+                    window: 0,
+                    per_gpu: vec![(0, 0); gpus],
+                });
+                ranges.len() - 1
             });
-            ranges.len() - 1
-        })
+        self.by_id.insert((domain, id), i);
+        i
     }
 
     /// A range starting now opens its name's window.
-    pub fn open(&mut self, r: &NvtxRange) {
-        let i = self.slot(r.domain, r.name);
+    pub fn open(&mut self, r: &NvtxRange, names: &Names) {
+        let i = self.slot(r.domain, r.name, names);
         let acc = &mut self.ranges[i];
         acc.seen += 1;
         let was_open = acc.open.contains(r.start);
@@ -104,8 +140,8 @@ impl NvtxRanges {
     }
 
     /// Counts one instance (its full duration) in the name's statistics.
-    pub fn count(&mut self, r: &NvtxRange) {
-        let i = self.slot(r.domain, r.name);
+    pub fn count(&mut self, r: &NvtxRange, names: &Names) {
+        let i = self.slot(r.domain, r.name, names);
         let acc = &mut self.ranges[i];
         acc.count += 1;
         acc.total += r.end.saturating_sub(r.start);
@@ -128,39 +164,28 @@ impl NvtxRanges {
     }
 
     /// Up to `limit` range names, most frequent first (to suggest a name the user may have meant).
-    pub fn most_frequent(&self, names: &Names, limit: usize) -> Vec<String> {
+    pub fn most_frequent(&self, limit: usize) -> Vec<String> {
         let mut v: Vec<&RangeAcc> = self.ranges.iter().collect();
-        v.sort_by(|a, b| {
-            b.seen
-                .cmp(&a.seen)
-                .then_with(|| names.get(a.name).cmp(names.get(b.name)))
-        });
+        v.sort_by(|a, b| b.seen.cmp(&a.seen).then_with(|| a.name.cmp(&b.name)));
         let mut out: Vec<String> = Vec::new();
         for r in v {
-            let n = names.get(r.name);
             if out.len() == limit {
                 break;
             }
-            if !out.iter().any(|o| o == n) {
-                out.push(n.to_owned());
+            if !out.contains(&r.name) {
+                out.push(r.name.clone());
             }
         }
         out
     }
 
     /// The `top` names by total time; `active_gpus` are the GPUs counted in N.
-    pub fn rows(
-        &self,
-        active_gpus: &[usize],
-        domains: &[String],
-        names: &Names,
-        top: usize,
-    ) -> Vec<NvtxRangeRow> {
+    pub fn rows(&self, active_gpus: &[usize], domains: &[String], top: usize) -> Vec<NvtxRangeRow> {
         let mut v: Vec<&RangeAcc> = self.ranges.iter().filter(|r| r.count > 0).collect();
         v.sort_by(|a, b| {
             b.total
                 .cmp(&a.total)
-                .then_with(|| names.get(a.name).cmp(names.get(b.name)))
+                .then_with(|| a.name.cmp(&b.name))
                 .then_with(|| a.domain.cmp(&b.domain))
         });
         v.truncate(top);
@@ -175,7 +200,7 @@ impl NvtxRanges {
                     .collect();
                 NvtxRangeRow {
                     domain: domains.get(r.domain as usize).cloned().unwrap_or_default(),
-                    name: names.get(r.name).to_owned(),
+                    name: r.name.clone(),
                     count: r.count,
                     total_ns: r.total,
                     mean_ns: r.total as f64 / r.count as f64,
@@ -183,5 +208,25 @@ impl NvtxRanges {
                 }
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::base_name;
+
+    #[test]
+    fn pytorch_call_fields_are_not_part_of_the_name() {
+        assert_eq!(base_name("aten::copy_, op_id = 991065"), "aten::copy_");
+        assert_eq!(
+            base_name("aten::detach_, seq = 45328, op_id = 990724"),
+            "aten::detach_"
+        );
+        assert_eq!(
+            base_name("aten::mm, sizes = [[2, 3], [3, 4]], input_op_ids = [1]"),
+            "aten::mm"
+        );
+        assert_eq!(base_name("forward, step 3"), "forward, step 3");
+        assert_eq!(base_name("ncclSend"), "ncclSend");
     }
 }

@@ -336,7 +336,7 @@ pub fn definitions(opts: &MetricsOptions) -> Vec<Definition> {
         d("overlap profile", "time with at least one communication operation running, split by the number of useful kernels running at the same time (0, 1, 2, 3+); the 0 bucket is the communication time"),
         d("top kernels", "per demangled name: launches starting inside T; total, mean, min, max, sample standard deviation of durations; % of busy = total / time with any operation running on the same GPUs"),
         d("histograms", "kernel durations on fixed log bins (4 per octave from 1 µs); modes are local maxima holding ≥10% of launches separated by a valley of at most half their height"),
-        d("NVTX ranges", "per (domain, name): instances starting inside T, their total and mean duration, and the device factors with T = time of the union of the instances"),
+        d("NVTX ranges", "per (domain, name; PyTorch's per-call fields `, seq = …`, `, op_id = …` removed): instances starting inside T, their total and mean duration, and the device factors with T = time of the union of the instances"),
         d("series", "per GPU and time bin over the whole trace: fraction of the bin useful, communication and idle; mean and maximum number of kernels in flight"),
     ]
 }

@@ -64,6 +64,17 @@ struct State {
     max_end: Ns,
 }
 
+/// See [`MetricsSink::held`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Held {
+    /// GPU operations started and not yet ended.
+    pub in_flight: usize,
+    /// NVTX range names whose window may still be open.
+    pub open_range_names: usize,
+    /// NVTX ranges starting at the current instant, not yet counted.
+    pub deferred_ranges: usize,
+}
+
 /// Computes [`MetricsReport`] from the record stream. Feed it to `pipeline::run`, then take the
 /// report with [`MetricsSink::into_report`].
 pub struct MetricsSink {
@@ -87,6 +98,16 @@ impl MetricsSink {
             opts,
             state: None,
             report: None,
+        })
+    }
+
+    /// What the sink holds during the pass (None outside it): the figures that must stay bounded
+    /// by the trace's concurrency, whatever its length.
+    pub fn held(&self) -> Option<Held> {
+        self.state.as_ref().map(|st| Held {
+            in_flight: st.sweep.in_flight(),
+            open_range_names: st.pieces.nvtx.open_names(),
+            deferred_ranges: st.deferred.len(),
         })
     }
 
@@ -166,16 +187,16 @@ impl State {
     fn nvtx(&mut self, r: &NvtxRange, names: &Names) {
         self.sync_to(r.start);
         self.pieces.sel.offer(r, names.get(r.name));
-        self.pieces.nvtx.open(r);
+        self.pieces.nvtx.open(r, names);
         self.max_end = self.max_end.max(r.end);
         self.deferred.push(r.clone());
     }
 
-    fn resolve_deferred(&mut self) {
+    fn resolve_deferred(&mut self, names: &Names) {
         let open = self.pieces.sel.open();
         for r in self.deferred.drain(..) {
             if open.contains(r.start) {
-                self.pieces.nvtx.count(&r);
+                self.pieces.nvtx.count(&r, names);
             }
         }
     }
@@ -217,7 +238,7 @@ impl Sink for MetricsSink {
             });
         }
         if t > st.now {
-            st.resolve_deferred();
+            st.resolve_deferred(names);
             st.now = t;
         }
         match rec {
@@ -233,7 +254,7 @@ impl Sink for MetricsSink {
         let mut st = self.state.take().ok_or_else(not_begun)?;
         let end = trace.end_time.max(st.max_end).max(st.now);
         st.sync_to(end);
-        st.resolve_deferred();
+        st.resolve_deferred(names);
         let sel = &st.pieces.sel;
         if let Some(spec) = &sel.spec {
             if sel.instances == 0 {
@@ -241,7 +262,6 @@ impl Sink for MetricsSink {
                     &spec.name,
                     spec.instance,
                     &st,
-                    names,
                 )));
             }
         }
@@ -250,8 +270,8 @@ impl Sink for MetricsSink {
     }
 }
 
-fn range_not_found(name: &str, instance: Option<u32>, st: &State, names: &Names) -> String {
-    let known = st.pieces.nvtx.most_frequent(names, 15);
+fn range_not_found(name: &str, instance: Option<u32>, st: &State) -> String {
+    let known = st.pieces.nvtx.most_frequent(15);
     let what = match instance {
         Some(k) => format!("instance {k} of NVTX range '{name}' (counted per thread)"),
         None => format!("NVTX range '{name}'"),
@@ -388,10 +408,7 @@ fn build(
         histograms,
         nvtx: NvtxReport {
             distinct: st.pieces.nvtx.distinct(),
-            ranges: st
-                .pieces
-                .nvtx
-                .rows(&active, &trace.domains, names, opts.top),
+            ranges: st.pieces.nvtx.rows(&active, &trace.domains, opts.top),
         },
         series: st.pieces.series.report(),
         host: None,

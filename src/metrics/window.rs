@@ -33,7 +33,8 @@ impl OpenUntil {
 /// `--nvtx-range NAME[:N]`: which range instances form the measured windows.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WindowSpec {
-    /// Range name (message) to match exactly, in any domain.
+    /// Range name (message) to match exactly, in any domain; PyTorch's per-call fields
+    /// (`, seq = …`, `, op_id = …`) need not be given (see `nvtx::base_name`).
     pub name: String,
     /// 1-based instance number, counted per thread in start order; `None` = every instance.
     pub instance: Option<u32>,
@@ -109,7 +110,7 @@ impl Selection {
     /// Offers a range that starts now; takes it as a window if it is selected.
     pub fn offer(&mut self, r: &NvtxRange, name: &str) {
         let Some(spec) = &self.spec else { return };
-        if spec.name != name {
+        if spec.name != name && spec.name != super::nvtx::base_name(name) {
             return;
         }
         let k = self.per_thread.entry(r.thread).or_insert(0);
