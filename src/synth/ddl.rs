@@ -1,0 +1,106 @@
+//! The table definitions, copied verbatim from real exports (see each file's header in `ddl/`):
+//! the generator never invents a column. ENUM files also carry the real table's rows.
+
+/// Where a table's CREATE statement comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// `sqlite_master.sql` of this file in ../shared/traces (nsys 2026.2.1, schema 3.25.0).
+    RealExport(&'static str),
+    /// NVIDIA's SQLite schema reference: no real export we have holds the table.
+    Documentation,
+}
+
+pub struct TableDdl {
+    pub name: &'static str,
+    /// The file's text: header comment, CREATE TABLE, and for ENUM tables the INSERTs.
+    pub script: &'static str,
+    pub origin: Origin,
+}
+
+impl TableDdl {
+    /// The CREATE statement without its `;`, i.e. what SQLite keeps in `sqlite_master.sql`.
+    pub fn create_statement(&self) -> &'static str {
+        let start = self.script.find("CREATE TABLE").unwrap_or(0);
+        let body = &self.script[start..];
+        let end = body.find("\n);").map_or(body.len(), |i| i + 2);
+        &body[..end]
+    }
+
+    pub fn is_enum(&self) -> bool {
+        self.name.starts_with("ENUM_")
+    }
+}
+
+const MFU: Origin = Origin::RealExport("mfu_2gpu_before.sqlite");
+const JACC: Origin = Origin::RealExport("jacc_cg_trace.sqlite");
+const DOCS: Origin = Origin::Documentation;
+
+macro_rules! tables {
+    ($(($name:literal, $origin:expr)),* $(,)?) => {
+        /// Every table the generator can write.
+        pub const TABLES: &[TableDdl] = &[$(TableDdl {
+            name: $name,
+            script: include_str!(concat!("ddl/", $name, ".sql")),
+            origin: $origin,
+        }),*];
+    };
+}
+
+tables![
+    ("StringIds", MFU),
+    ("META_DATA_EXPORT", MFU),
+    ("META_DATA_CAPTURE", MFU),
+    ("ANALYSIS_DETAILS", MFU),
+    ("TARGET_INFO_SESSION_START_TIME", MFU),
+    ("TARGET_INFO_SYSTEM_ENV", MFU),
+    ("TARGET_INFO_GPU", JACC),
+    ("TARGET_INFO_CUDA_STREAM", MFU),
+    ("PROCESSES", MFU),
+    ("ThreadNames", MFU),
+    ("CUPTI_ACTIVITY_KIND_KERNEL", MFU),
+    ("CUPTI_ACTIVITY_KIND_MEMCPY", MFU),
+    ("CUPTI_ACTIVITY_KIND_MEMSET", MFU),
+    ("CUPTI_ACTIVITY_KIND_RUNTIME", MFU),
+    ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", DOCS),
+    ("NVTX_EVENTS", MFU),
+    ("NVTX_PAYLOAD_SCHEMAS", MFU),
+    ("NVTX_PAYLOAD_SCHEMA_ENTRIES", MFU),
+    ("TARGET_INFO_GPU_METRICS", DOCS),
+    ("GPU_METRICS", DOCS),
+    ("ENUM_NSYS_EVENT_TYPE", MFU),
+    ("ENUM_NSYS_EVENT_CLASS", MFU),
+    ("ENUM_CUDA_MEMCPY_OPER", MFU),
+    ("ENUM_CUDA_MEM_KIND", MFU),
+    ("ENUM_CUDA_KERNEL_LAUNCH_TYPE", MFU),
+    ("ENUM_CUDA_FUNC_CACHE_CONFIG", MFU),
+    ("ENUM_CUDA_SHARED_MEM_LIMIT_CONFIG", MFU),
+    ("ENUM_CUPTI_STREAM_TYPE", MFU),
+];
+
+pub fn table(name: &str) -> Option<&'static TableDdl> {
+    TABLES.iter().find(|t| t.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_has_a_header_and_one_create_statement() {
+        for t in TABLES {
+            assert!(
+                t.script.starts_with(&format!("-- {}:", t.name)),
+                "{}",
+                t.name
+            );
+            let c = t.create_statement();
+            assert!(
+                c.starts_with(&format!("CREATE TABLE {} (", t.name)),
+                "{}",
+                t.name
+            );
+            assert!(c.ends_with("\n)"), "{}", t.name);
+            assert_eq!(t.script.matches("CREATE TABLE").count(), 1, "{}", t.name);
+        }
+    }
+}

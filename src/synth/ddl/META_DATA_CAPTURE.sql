@@ -1,0 +1,9 @@
+-- META_DATA_CAPTURE: CREATE statement copied verbatim from sqlite_master.sql of a real export,
+-- ../shared/traces/mfu_2gpu_before.sqlite (GindaChen/nsys-ai tests/fixtures/mfu_2gpu_before.sqlite @387e5a5d, MIT),
+-- written by nsys 2026.2.1.210, export schema 3.25.0.
+CREATE TABLE META_DATA_CAPTURE (
+    -- information about nsys capture parameters
+
+    name                        TEXT      NOT NULL,                    -- Name of meta-data record
+    value                       TEXT                                   -- Value of meta-data record
+);

@@ -1,0 +1,10 @@
+-- PROCESSES: CREATE statement copied verbatim from sqlite_master.sql of a real export,
+-- ../shared/traces/mfu_2gpu_before.sqlite (GindaChen/nsys-ai tests/fixtures/mfu_2gpu_before.sqlite @387e5a5d, MIT),
+-- written by nsys 2026.2.1.210, export schema 3.25.0.
+CREATE TABLE PROCESSES (
+    -- Names and identifiers of processes captured in the report.
+
+    globalPid                   INTEGER,                               -- Serialized GlobalId.
+    pid                         INTEGER,                               -- The process ID.
+    name                        TEXT                                   -- The process name.
+);
