@@ -10,6 +10,8 @@ pub mod nsys;
 pub mod options;
 pub mod paraver;
 pub mod pipeline;
+#[cfg(not(target_family = "wasm"))]
+pub mod synth;
 pub mod bundle;
 pub mod vfs;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
