@@ -332,6 +332,14 @@ fn ids_are_encoded_as_nsys_does() {
         ),
         4
     );
+    assert_eq!(
+        count(&c, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 33 AND category = 1 AND text = 'training'"),
+        4
+    );
+    assert_eq!(
+        count(&c, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59 AND category = 1 AND text = 'step'"),
+        8
+    );
     assert_eq!(count(&c, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND (end IS NULL OR end < start)"), 0);
     assert_eq!(count(&c, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 60 AND (rangeId IS NULL OR endGlobalTid IS NULL)"), 0);
 }
@@ -416,7 +424,7 @@ fn check_conversion(name: &str) -> (Scenario, Summary, String) {
 
 #[test]
 fn ddp4_converts_to_its_spec() {
-    let (sc, summary, _) = check_conversion("ddp4");
+    let (sc, summary, prv) = check_conversion("ddp4");
     // Rank 2 is 20% slower: load balance 0.875 exactly.
     assert_eq!(sc.spec.load_balance(), 0.875);
     assert_eq!(
@@ -434,6 +442,18 @@ fn ddp4_converts_to_its_spec() {
         "{:?}",
         summary.trace.domains
     );
+    // The `step` ranges carry user category 1, named `training` by an eventType 33 row.
+    let categorized: usize = prv
+        .lines()
+        .filter(|l| l.starts_with("2:"))
+        .map(|l| {
+            let f: Vec<&str> = l.split(':').skip(6).collect();
+            f.chunks(2)
+                .filter(|p| p[0] == "9006" && p[1] != "0")
+                .count()
+        })
+        .sum();
+    assert_eq!(categorized, 8);
 }
 
 #[test]
@@ -607,8 +627,21 @@ fn graph_scenarios_trace_replays_per_graph_or_per_node() {
 
 #[test]
 fn gpu_metrics_tables_match_the_spec_and_the_rest_converts() {
-    let (sc, _, _) = check_conversion("gpu_metrics");
+    let (sc, summary, _) = check_conversion("gpu_metrics");
     let spec = &sc.spec;
+    // Where the core converts GPU metrics, every sample row is one record, on one metrics
+    // thread per GPU.
+    if let Some(n) = summary.counts.get("gpu-metric") {
+        assert_eq!(*n, spec.table_rows["GPU_METRICS"]);
+        let threads = summary
+            .trace
+            .objects
+            .threads
+            .iter()
+            .filter(|t| matches!(t.kind, ThreadKind::GpuMetrics { .. }))
+            .count();
+        assert_eq!(threads, spec.gpus);
+    }
     let (_, path) = file("gpu_metrics");
     let c = open(&path);
     for t in ["TARGET_INFO_GPU_METRICS", "GPU_METRICS", "TARGET_INFO_GPU"] {

@@ -463,6 +463,36 @@ impl ExportBuilder {
         Ok(())
     }
 
+    /// eventType 33: `nvtxDomainNameCategory`, naming user category `category` of `domain_id`.
+    pub fn nvtx_category(&mut self, t: Thread, at: i64, domain_id: i64, category: i64, name: &str) {
+        self.rows.nvtx.push(NvtxRow {
+            start: at,
+            event_type: event_type::NVTX_CATEGORY,
+            category: Some(category),
+            text: Some(name.to_owned()),
+            global_tid: t.global_tid(),
+            domain_id,
+            ..NvtxRow::default()
+        });
+    }
+
+    /// A push/pop range in user category `category` (named by [`Self::nvtx_category`]).
+    pub fn nvtx_push_pop_in_category(
+        &mut self,
+        t: Thread,
+        start: i64,
+        end: i64,
+        text: NvtxText,
+        domain_id: i64,
+        category: i64,
+    ) -> Result<()> {
+        self.nvtx_push_pop(t, start, end, text, domain_id, None)?;
+        if let Some(last) = self.rows.nvtx.last_mut() {
+            last.category = Some(category);
+        }
+        Ok(())
+    }
+
     /// eventType 60: a start/end range, which may end on another thread. Returns its range id.
     pub fn nvtx_start_end(
         &mut self,

@@ -32,6 +32,8 @@ const MEMCPY_NS: i64 = 340_000;
 const MEMSET_NS: i64 = 12_000;
 /// AllReduce transfer time once every rank has joined.
 const ALLREDUCE_NS: i64 = 200_000;
+/// User NVTX category (eventType 33 row) of the `step` ranges.
+const TRAIN_CATEGORY: i64 = 1;
 
 fn forward_layer() -> Vec<Op> {
     vec![
@@ -168,6 +170,7 @@ pub fn build(seed: u64) -> Result<Scenario> {
             13 + 8 * r as u32,
             StreamKind::Created { priority: 0 },
         );
+        b.nvtx_category(main, T_INIT + 50_000, 0, TRAIN_CATEGORY, "training");
         b.nvtx_domain_create(main, T_INIT + 100_000, nccl::DOMAIN_ID, "NCCL");
         b.nvtx_payload_schema(Call::CommInitRankConfig.schema());
         b.nvtx_payload_schema(Call::AllReduce.schema());
@@ -303,13 +306,13 @@ pub fn build(seed: u64) -> Result<Scenario> {
             // The step ends when the GPU is done: from here on times are seed-independent.
             m.blocking_call(&mut b, "cudaStreamSynchronize_v3020", plan.end + 3_000)?;
             let step_end = plan.end + 5_000;
-            b.nvtx_push_pop(
+            b.nvtx_push_pop_in_category(
                 m.thread,
                 step_start,
                 step_end,
                 NvtxText::Inline("step"),
                 0,
-                None,
+                TRAIN_CATEGORY,
             )?;
             host_start[r] = step_end + 20_000;
             origins[r] = host_start[r] + HOST_LEAD;
@@ -367,8 +370,8 @@ fn spec() -> ScenarioSpec {
             ("TARGET_INFO_CUDA_STREAM", r),
             ("NVTX_PAYLOAD_SCHEMAS", 2 * r),
             ("NVTX_PAYLOAD_SCHEMA_ENTRIES", 7 * r),
-            // per rank: thread name, domain, mark, epoch, and the push/pop ranges
-            ("NVTX_EVENTS", r * (4 + s * (4 + l))),
+            // per rank: thread name, category, domain, mark, epoch, and the push/pop ranges
+            ("NVTX_EVENTS", r * (5 + s * (4 + l))),
         ]
         .into_iter()
         .collect(),
