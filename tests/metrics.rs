@@ -489,6 +489,7 @@ fn nvtx_window_nth_instance() {
     let e = &r.efficiency;
     assert_eq!(e.parallel_efficiency, Some(0.0));
     assert_eq!(e.load_balance, None, "0/0 is undefined, not 0 or 1");
+    assert_documented(&r);
     assert_eq!(e.communication_efficiency, Some(0.0));
     assert_eq!(e.orchestration_efficiency, Some(1.0));
 }
@@ -637,7 +638,12 @@ fn json_has_the_documented_top_level_fields() {
     assert_eq!(v["host"], serde_json::Value::Null);
     assert_eq!(v["gpus"][0]["breakdown"]["groups"][0]["group"], "gemm");
     assert_eq!(v["efficiency"]["load_balance"], 0.8);
-    // The docs list every field the JSON has.
+    assert_documented(&r);
+}
+
+/// Every field name of the report's JSON appears (as `name`) in docs/METRICS.md.
+fn assert_documented(r: &MetricsReport) {
+    let v: serde_json::Value = serde_json::from_str(&r.to_json().unwrap()).unwrap();
     let doc =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/METRICS.md")).unwrap();
     let mut missing = Vec::new();
@@ -681,7 +687,7 @@ fn readable_output_states_the_definitions() {
         "union of 2 instance(s) of NVTX range 'step'",
         "communication operations: communication-library kernels (NCCL, RCCL, NVSHMEM), memcpy",
         "load balance (LB): Σ useful / (N · max useful)",
-        "Host-side POP model (MPI): pending",
+        "Host-side POP model (MPI): no MPI calls in the trace",
     ] {
         assert!(t.contains(needle), "missing {needle:?} in\n{t}");
     }
@@ -885,6 +891,29 @@ fn check_invariants(r: &MetricsReport, what: &str) {
             );
         }
     }
+    if let Some(h) = &r.host {
+        assert_eq!(h.elapsed_ns, t, "{what}");
+        for k in &h.ranks {
+            assert_eq!(k.useful_ns + k.mpi_ns, t, "{what}");
+        }
+        for f in [
+            h.parallel_efficiency,
+            h.load_balance,
+            h.communication_efficiency,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            assert!((0.0..=1.0).contains(&f), "{what} host factor {f}");
+        }
+        if let (Some(pe), Some(lb), Some(ce)) = (
+            h.parallel_efficiency,
+            h.load_balance,
+            h.communication_efficiency,
+        ) {
+            assert!(rel_eq(pe, lb * ce), "{what} host PE");
+        }
+    }
     for n in &r.nvtx.ranges {
         assert!(n.count > 0 && n.mean_ns <= n.total_ns as f64, "{what}");
         assert_eq!(n.efficiency.gpus, active.len());
@@ -964,6 +993,119 @@ fn mpi_ranks_have_ranges_but_no_gpus() {
         })
         .sum();
     assert_eq!(compute.total_ns, sql);
+}
+
+fn intervals(p: &Path, q: &str) -> Vec<(i64, i64)> {
+    let c = rusqlite::Connection::open_with_flags(p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .unwrap();
+    let mut st = c.prepare(q).unwrap();
+    let v = st
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(|x| x.unwrap())
+        .collect();
+    v
+}
+
+/// Length of the intersection of two merged unions.
+fn overlap_length(a: &[(i64, i64)], b: &[(i64, i64)]) -> i64 {
+    length(a) - minus_length(a, b)
+}
+
+#[test]
+fn host_pop_model_of_mpi_ranks_matches_sql() {
+    let Some(dir) = shared_traces() else { return };
+    for (folder, nsys2022) in [
+        ("generated/mpi4", false),
+        ("generated/mpi4_nsys2022.4", true),
+    ] {
+        let files: Vec<PathBuf> = (0..4)
+            .map(|i| dir.join(format!("{folder}/rank{i}.sqlite")))
+            .collect();
+        // MPI calls of each rank's main thread, straight from the export.
+        let mpi_sql = if nsys2022 {
+            // nsys 2022: MPI calls are push/pop ranges of the NVTX domain named MPI.
+            "SELECT start, end FROM NVTX_EVENTS WHERE eventType = 59 AND domainId = \
+             (SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND text = 'MPI')"
+        } else {
+            "SELECT start, end FROM (SELECT start, end, globalTid FROM MPI_P2P_EVENTS \
+             UNION ALL SELECT start, end, globalTid FROM MPI_COLLECTIVES_EVENTS \
+             UNION ALL SELECT start, end, globalTid FROM MPI_START_WAIT_EVENTS \
+             UNION ALL SELECT start, end, globalTid FROM MPI_OTHER_EVENTS) \
+             WHERE globalTid = (SELECT globalTid FROM MPI_RANKS)"
+        };
+        let iter_sql =
+            "SELECT e.start, e.end FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId \
+                        WHERE e.eventType = 59 AND coalesce(e.text, s.value) = 'iteration'";
+        // The trace aligns the reports on their session start (wall clock).
+        let starts: Vec<i64> = files
+            .iter()
+            .map(|f| sql_u64(f, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME") as i64)
+            .collect();
+        let min_start = *starts.iter().min().unwrap();
+        let shifted = |i: usize, q: &str| -> Vec<(i64, i64)> {
+            let d = starts[i] - min_start;
+            union(
+                intervals(&files[i], q)
+                    .into_iter()
+                    .map(|(s, e)| (s + d, e + d))
+                    .collect(),
+            )
+        };
+        let mpi: Vec<Vec<(i64, i64)>> = (0..4).map(|i| shifted(i, mpi_sql)).collect();
+        let windows = union((0..4).flat_map(|i| shifted(i, iter_sql)).collect());
+
+        let whole = metrics_of(&files, &MetricsOptions::default()).unwrap();
+        let inside = metrics_of(
+            &files,
+            &MetricsOptions {
+                window: Some(WindowSpec::parse("iteration").unwrap()),
+                ..MetricsOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            inside.window.elapsed_ns as i64,
+            length(&windows),
+            "{folder}"
+        );
+        for (r, clip) in [(&whole, false), (&inside, true)] {
+            let h = r.host.as_ref().expect("MPI ranks");
+            let t = r.window.elapsed_ns;
+            assert_eq!((h.ranks.len(), h.elapsed_ns), (4, t), "{folder}");
+            let mut useful = Vec::new();
+            for k in &h.ranks {
+                let i = k.rank.expect("rank known") as usize;
+                let want = if clip {
+                    overlap_length(&mpi[i], &windows)
+                } else {
+                    length(&mpi[i])
+                };
+                assert_eq!(k.mpi_ns as i64, want, "{folder} rank {i} window={clip}");
+                assert_eq!(k.useful_ns, t - k.mpi_ns);
+                assert_eq!(k.other_thread_calls, 0);
+                useful.push(k.useful_ns);
+            }
+            let (sum, max) = (useful.iter().sum::<u64>(), *useful.iter().max().unwrap());
+            assert_eq!(
+                h.load_balance,
+                Some(sum as f64 / (4.0 * max as f64)),
+                "{folder}"
+            );
+            assert_eq!(h.communication_efficiency, Some(max as f64 / t as f64));
+            let pe = h.parallel_efficiency.unwrap();
+            let product = h.load_balance.unwrap() * h.communication_efficiency.unwrap();
+            assert!(
+                rel_eq(pe, product),
+                "{folder}: PE {pe} vs LB×CommE {product}"
+            );
+        }
+        assert_documented(&inside);
+        // rank 3 computes 1.5× longer (README): it waits least in MPI, so it holds max useful.
+        let h = inside.host.as_ref().unwrap();
+        let max_rank = h.ranks.iter().max_by_key(|k| k.useful_ns).unwrap();
+        assert_eq!(max_rank.rank, Some(3), "{folder}");
+    }
 }
 
 // --- the two-GPU NCCL captures, checked against SQL computed here ---

@@ -9,7 +9,8 @@
 //! overlapped by useful time; *idle* = T − useful − communication. From these, the POP/TALP device
 //! factors ([`efficiency`]), the time breakdown by kernel category ([`category`]), the
 //! communication/computation overlap profile, top kernels, duration histograms, per-NVTX-range
-//! figures and time-binned series. docs/METRICS.md states every definition and the JSON schema.
+//! figures and time-binned series; for MPI traces also the host-side POP model ([`host`]).
+//! docs/METRICS.md states every definition and the JSON schema.
 //!
 //! # Why memory stays bounded
 //! The sink never stores records. GPU operations arrive in start order, so:
@@ -27,6 +28,7 @@ pub mod accum;
 pub mod category;
 pub mod efficiency;
 pub mod histogram;
+pub mod host;
 pub mod kernels;
 pub mod nvtx;
 pub mod report;

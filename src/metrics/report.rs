@@ -7,6 +7,7 @@ use super::accum::OVERLAP_BUCKETS;
 use super::category::{Category, Group};
 use super::efficiency::Efficiency;
 use super::histogram::HistBin;
+use super::host::HostPop;
 use super::kernels::KernelRow;
 use super::nvtx::NvtxRangeRow;
 use super::series::SeriesReport;
@@ -43,7 +44,7 @@ pub struct MetricsReport {
     pub histograms: Vec<KernelHistogram>,
     pub nvtx: NvtxReport,
     pub series: SeriesReport,
-    /// Host-side POP model of MPI ranks. Always null for now: the model has no MPI records yet.
+    /// Host-side POP model of MPI ranks; null when no process calls MPI.
     pub host: Option<HostPop>,
 }
 
@@ -188,24 +189,6 @@ pub struct NvtxReport {
     pub ranges: Vec<NvtxRangeRow>,
 }
 
-/// Host-side POP model per MPI rank (useful = outside MPI on the rank's main thread). Pending: the
-/// model does not carry MPI records yet, so `MetricsReport::host` is always `None`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct HostPop {
-    pub ranks: Vec<HostRank>,
-    pub load_balance: Option<f64>,
-    pub communication_efficiency: Option<f64>,
-    pub parallel_efficiency: Option<f64>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct HostRank {
-    pub process: usize,
-    pub rank: Option<u32>,
-    pub useful_ns: Ns,
-    pub mpi_ns: Ns,
-}
-
 impl MetricsReport {
     /// Pretty-printed JSON, newline-terminated.
     pub fn to_json(&self) -> crate::Result<String> {
@@ -337,6 +320,7 @@ pub fn definitions(opts: &MetricsOptions) -> Vec<Definition> {
         d("top kernels", "per demangled name: launches starting inside T; total, mean, min, max, sample standard deviation of durations; % of busy = total / time with any operation running on the same GPUs"),
         d("histograms", "kernel durations on fixed log bins (4 per octave from 1 µs); modes are local maxima holding ≥10% of launches separated by a valley of at most half their height"),
         d("NVTX ranges", "per (domain, name; PyTorch's per-call fields `, seq = …`, `, op_id = …` removed): instances starting inside T, their total and mean duration, and the device factors with T = time of the union of the instances"),
+        d("host POP model", "for MPI traces, per process with MPI calls (a rank): useful = T − time inside MPI calls (union) on its main thread (the first of its threads seen calling MPI); N = such processes; PE = Σ useful / (N · T) = LB × CommE, LB = Σ useful / (N · max useful), CommE = max useful / T"),
         d("series", "per GPU and time bin over the whole trace: fraction of the bin useful, communication and idle; mean and maximum number of kernels in flight"),
     ]
 }

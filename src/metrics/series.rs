@@ -84,7 +84,7 @@ impl Series {
         let class = time_class(p.running, nccl_as);
         let kernels = p.running.kernels();
         let mut i = self.bin_at(p.start);
-        let g = &mut self.gpus[p.gpu];
+        let g = &mut self.gpus[p.lane];
         let mut a = p.start;
         while a < p.end && i < nb {
             let b = p.end.min(self.edges[i + 1]);
@@ -147,7 +147,7 @@ mod tests {
         r.n[Category::Gemm.index()] = 2;
         s.add(
             &Piece {
-                gpu: 0,
+                lane: 0,
                 start: 10,
                 end: 60,
                 running: &r,
@@ -158,7 +158,7 @@ mod tests {
         c.n[Category::Nccl.index()] = 1;
         s.add(
             &Piece {
-                gpu: 0,
+                lane: 0,
                 start: 60,
                 end: 70,
                 running: &c,

@@ -12,6 +12,7 @@ use super::accum::{time_class, GpuAcc, OVERLAP_BUCKETS};
 use super::category::{memcpy_category, op_category, Category, NCAT};
 use super::efficiency::{Efficiency, GpuTimes};
 use super::histogram::Histogram;
+use super::host::HostModel;
 use super::kernels::KernelStats;
 use super::nvtx::NvtxRanges;
 use super::report::*;
@@ -21,7 +22,8 @@ use super::window::Selection;
 use super::{MetricsOptions, NcclAs, MAX_BINS};
 use crate::error::{Error, Result};
 use crate::model::{
-    GpuOp, GpuOpKind, KernelClass, NameId, Names, Ns, NvtxRange, Record, Sink, TraceInfo,
+    GpuOp, GpuOpKind, HostCallKind, KernelClass, NameId, Names, Ns, NvtxRange, Record, Sink,
+    TraceInfo,
 };
 
 /// Everything fed by pieces of GPU time.
@@ -39,9 +41,9 @@ impl PieceSinks {
         self.series.add(&p, self.nccl_as);
         let end = self.sel.open().clip_end(p.end);
         if end > p.start {
-            self.gpus[p.gpu].add(end - p.start, p.running, self.nccl_as);
+            self.gpus[p.lane].add(end - p.start, p.running, self.nccl_as);
             self.nvtx
-                .piece(p.gpu, p.start, end, time_class(p.running, self.nccl_as));
+                .piece(p.lane, p.start, end, time_class(p.running, self.nccl_as));
         }
     }
 }
@@ -49,6 +51,7 @@ impl PieceSinks {
 struct State {
     sweep: Sweep,
     pieces: PieceSinks,
+    host: HostModel,
     kernels: KernelStats,
     histograms: HashMap<NameId, Histogram>,
     kernel_category: HashMap<NameId, Category>,
@@ -67,7 +70,7 @@ struct State {
 /// See [`MetricsSink::held`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Held {
-    /// GPU operations started and not yet ended.
+    /// GPU operations and MPI calls started and not yet ended.
     pub in_flight: usize,
     /// NVTX range names whose window may still be open.
     pub open_range_names: usize,
@@ -105,7 +108,7 @@ impl MetricsSink {
     /// by the trace's concurrency, whatever its length.
     pub fn held(&self) -> Option<Held> {
         self.state.as_ref().map(|st| Held {
-            in_flight: st.sweep.in_flight(),
+            in_flight: st.sweep.in_flight() + st.host.in_flight(),
             open_range_names: st.pieces.nvtx.open_names(),
             deferred_ranges: st.deferred.len(),
         })
@@ -169,7 +172,9 @@ impl State {
         }
         let pieces = &mut self.pieces;
         self.sweep
-            .start(dev, op.start, end, cat, &mut |p| pieces.piece(p));
+            .start(dev, op.start, end, cat.index() as u8, &mut |p| {
+                pieces.piece(p)
+            });
         Ok(())
     }
 
@@ -179,6 +184,7 @@ impl State {
         self.sweep.advance(t, &mut |p| pieces.piece(p));
         self.sweep.flush(t, &mut |p| pieces.piece(p));
         let sel_before = self.pieces.sel.open();
+        self.host.sync_to(t, sel_before);
         self.pieces.sel.advance(self.clock, t);
         self.pieces.nvtx.advance(self.clock, t, sel_before);
         self.clock = t;
@@ -214,6 +220,7 @@ impl Sink for MetricsSink {
                 series: Series::new(n, self.opts.bins, trace.end_time),
                 nvtx: NvtxRanges::new(n),
             },
+            host: HostModel::new(&trace.objects),
             kernels: KernelStats::default(),
             histograms: HashMap::new(),
             kernel_category: HashMap::new(),
@@ -244,6 +251,19 @@ impl Sink for MetricsSink {
         match rec {
             Record::Gpu(op) => st.gpu_op(op, names)?,
             Record::Nvtx(r) => st.nvtx(r, names),
+            Record::Host(h) if matches!(h.kind, HostCallKind::Mpi(_)) => {
+                let sel = st.pieces.sel.open();
+                st.max_end = st.max_end.max(h.end);
+                st.host
+                    .call(h.thread, h.start, h.end.max(h.start), sel)
+                    .ok_or_else(|| Error::BadData {
+                        file: "metrics".into(),
+                        why: format!(
+                            "MPI call on thread {}, which the trace does not have",
+                            h.thread.0
+                        ),
+                    })?;
+            }
             // Host calls, marks and links do not enter the device model.
             _ => {}
         }
@@ -411,6 +431,6 @@ fn build(
             ranges: st.pieces.nvtx.rows(&active, &trace.domains, opts.top),
         },
         series: st.pieces.series.report(),
-        host: None,
+        host: st.host.report(&trace.objects, t),
     }
 }

@@ -1,5 +1,6 @@
-//! The per-GPU sweep line: turns GPU operations, delivered in start order, into pieces of time over
-//! which the set of running operations of a GPU does not change.
+//! The sweep line: turns operations of several lanes (GPUs; MPI ranks for the host model),
+//! delivered in start order, into pieces of time over which the set of running operations of a
+//! lane does not change.
 //!
 //! Every metric of the GPU side is a function of "what runs on GPU g at instant t" (unions,
 //! overlap, priority split, kernels in flight), so one exact sweep serves them all. The sweep keeps
@@ -60,33 +61,49 @@ impl Running {
     }
 }
 
-/// A piece of constant state of one GPU: `running` holds on `[start, end)`.
-pub struct Piece<'a> {
-    pub gpu: usize,
+/// What a lane of the sweep tracks about its running operations; `tag` says what kind each is.
+pub trait LaneState: Default {
+    fn enter(&mut self, tag: u8);
+    fn leave(&mut self, tag: u8);
+}
+
+impl LaneState for Running {
+    fn enter(&mut self, tag: u8) {
+        self.n[tag as usize] += 1;
+    }
+    fn leave(&mut self, tag: u8) {
+        self.n[tag as usize] -= 1;
+    }
+}
+
+/// A piece of constant state of one lane (a GPU, or an MPI rank's main thread): `running` holds
+/// on `[start, end)`.
+pub struct Piece<'a, S = Running> {
+    pub lane: usize,
     pub start: Ns,
     pub end: Ns,
-    pub running: &'a Running,
+    pub running: &'a S,
 }
 
-struct GpuState {
-    /// Time up to which pieces of this GPU were emitted.
+struct Lane<S> {
+    /// Time up to which pieces of this lane were emitted.
     last: Ns,
-    running: Running,
+    running: S,
 }
 
-pub struct Sweep {
-    gpus: Vec<GpuState>,
-    /// (end, gpu, category) of every operation in flight, earliest end first.
+pub struct Sweep<S = Running> {
+    lanes: Vec<Lane<S>>,
+    /// (end, lane, tag) of every operation in flight, earliest end first.
     ends: BinaryHeap<Reverse<(Ns, u32, u8)>>,
 }
 
-impl Sweep {
-    pub fn new(gpus: usize) -> Self {
+impl<S: LaneState> Sweep<S> {
+    pub fn new(lanes: usize) -> Self {
         Sweep {
-            gpus: (0..gpus)
-                .map(|_| GpuState {
+            lanes: (0..lanes)
+                .map(|_| Lane {
                     last: 0,
-                    running: Running::default(),
+                    running: S::default(),
                 })
                 .collect(),
             ends: BinaryHeap::new(),
@@ -98,53 +115,52 @@ impl Sweep {
         self.ends.len()
     }
 
-    fn emit(g: &mut GpuState, gpu: usize, to: Ns, out: &mut impl FnMut(Piece)) {
-        if to > g.last {
+    fn emit(l: &mut Lane<S>, lane: usize, to: Ns, out: &mut impl FnMut(Piece<S>)) {
+        if to > l.last {
             out(Piece {
-                gpu,
-                start: g.last,
+                lane,
+                start: l.last,
                 end: to,
-                running: &g.running,
+                running: &l.running,
             });
-            g.last = to;
+            l.last = to;
         }
     }
 
     /// Retires every operation that ends at or before `t` (an end at `t` does not overlap a start
     /// at `t`), emitting the pieces before each end.
-    pub fn advance(&mut self, t: Ns, out: &mut impl FnMut(Piece)) {
-        while let Some(&Reverse((end, gpu, cat))) = self.ends.peek() {
+    pub fn advance(&mut self, t: Ns, out: &mut impl FnMut(Piece<S>)) {
+        while let Some(&Reverse((end, lane, tag))) = self.ends.peek() {
             if end > t {
                 break;
             }
             self.ends.pop();
-            let g = &mut self.gpus[gpu as usize];
-            Self::emit(g, gpu as usize, end, out);
-            g.running.n[cat as usize] -= 1;
+            let l = &mut self.lanes[lane as usize];
+            Self::emit(l, lane as usize, end, out);
+            l.running.leave(tag);
         }
     }
 
-    /// Starts an operation; the caller has advanced the sweep to `start` first.
+    /// Starts an operation of kind `tag`; the caller has advanced the sweep to `start` first.
     pub fn start(
         &mut self,
-        gpu: usize,
+        lane: usize,
         start: Ns,
         end: Ns,
-        cat: Category,
-        out: &mut impl FnMut(Piece),
+        tag: u8,
+        out: &mut impl FnMut(Piece<S>),
     ) {
-        let g = &mut self.gpus[gpu];
-        Self::emit(g, gpu, start, out);
-        g.running.n[cat.index()] += 1;
-        self.ends
-            .push(Reverse((end.max(start), gpu as u32, cat.index() as u8)));
+        let l = &mut self.lanes[lane];
+        Self::emit(l, lane, start, out);
+        l.running.enter(tag);
+        self.ends.push(Reverse((end.max(start), lane as u32, tag)));
     }
 
-    /// Emits every GPU's state up to `t` (after [`Sweep::advance`] to `t`), so that all GPUs stand
-    /// at the same time: done whenever a time window opens or closes, and at the end.
-    pub fn flush(&mut self, t: Ns, out: &mut impl FnMut(Piece)) {
-        for (i, g) in self.gpus.iter_mut().enumerate() {
-            Self::emit(g, i, t, out);
+    /// Emits every lane's state up to `t` (after [`Sweep::advance`] to `t`), so that all lanes
+    /// stand at the same time: done whenever a time window opens or closes, and at the end.
+    pub fn flush(&mut self, t: Ns, out: &mut impl FnMut(Piece<S>)) {
+        for (i, l) in self.lanes.iter_mut().enumerate() {
+            Self::emit(l, i, t, out);
         }
     }
 }
@@ -155,11 +171,11 @@ mod tests {
 
     /// Feeds (gpu, start, end, category) in start order and collects the pieces.
     fn run(ops: &[(usize, Ns, Ns, Category)], end: Ns) -> Vec<(usize, Ns, Ns, u32, u32)> {
-        let mut sw = Sweep::new(2);
+        let mut sw: Sweep = Sweep::new(2);
         let mut out = Vec::new();
         let mut push = |p: Piece| {
             out.push((
-                p.gpu,
+                p.lane,
                 p.start,
                 p.end,
                 p.running.useful(NcclAs::Communication),
@@ -168,7 +184,7 @@ mod tests {
         };
         for &(g, s, e, c) in ops {
             sw.advance(s, &mut push);
-            sw.start(g, s, e, c, &mut push);
+            sw.start(g, s, e, c.index() as u8, &mut push);
         }
         sw.advance(end, &mut push);
         sw.flush(end, &mut push);

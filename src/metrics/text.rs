@@ -316,7 +316,53 @@ pub fn render(r: &MetricsReport) -> String {
         line(String::new());
     }
 
-    line("Host-side POP model (MPI): pending, the model does not carry MPI calls yet".into());
+    match &r.host {
+        None => line("Host-side POP model (MPI): no MPI calls in the trace".into()),
+        Some(h) => {
+            line(format!(
+                "Host-side POP model (MPI ranks; useful = outside MPI on the main thread; PE = LB × CommE), N = {}",
+                h.ranks.len()
+            ));
+            line(format!(
+                "  Parallel efficiency       PE    {:>9}",
+                frac(h.parallel_efficiency)
+            ));
+            line(format!(
+                "  Load balance              LB    {:>9}",
+                frac(h.load_balance)
+            ));
+            line(format!(
+                "  Communication efficiency  CommE {:>9}",
+                frac(h.communication_efficiency)
+            ));
+            line(format!(
+                "  {:<36}{:>14}{:>14}{:>9}{:>10}",
+                "rank (pid, host)", "useful", "MPI", "useful", "MPI calls"
+            ));
+            for k in &h.ranks {
+                let who = match k.rank {
+                    Some(rk) => format!("rank {rk} ({}, {})", k.pid, k.host),
+                    None => format!("pid {} ({})", k.pid, k.host),
+                };
+                line(format!(
+                    "  {:<36}{:>14}{:>14}{:>9}{:>10}{}",
+                    clip(&who, 35),
+                    fmt_ns(k.useful_ns as f64),
+                    fmt_ns(k.mpi_ns as f64),
+                    frac((h.elapsed_ns > 0).then(|| k.useful_ns as f64 / h.elapsed_ns as f64)),
+                    k.mpi_calls,
+                    if k.other_thread_calls > 0 {
+                        format!(
+                            "  (+{} on other threads, not counted)",
+                            k.other_thread_calls
+                        )
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+        }
+    }
     line(String::new());
     line("Definitions".into());
     for d in &r.definitions {
