@@ -88,10 +88,13 @@ fn convert(path: &Path) -> (Summary, String) {
     (summary, String::from_utf8(prv).unwrap())
 }
 
-/// Begin times of kernels per (task, thread) and type: `(type, task) -> [(thread, begin, end)]`.
-fn kernel_intervals(prv: &str) -> BTreeMap<(u32, u32), Vec<(u32, u64, u64)>> {
+/// Kernel intervals by (event type, task): `[(thread, begin, end)]`.
+type Intervals = BTreeMap<(u32, u32), Vec<(u32, u64, u64)>>;
+
+/// Kernel intervals read back from the .prv: begin/end event pairs of types 63000006/7.
+fn kernel_intervals(prv: &str) -> Intervals {
     let mut open: HashMap<(u32, u32, u32), u64> = HashMap::new();
-    let mut out: BTreeMap<(u32, u32), Vec<(u32, u64, u64)>> = BTreeMap::new();
+    let mut out = Intervals::new();
     for line in prv.lines().filter(|l| l.starts_with("2:")) {
         let f: Vec<u64> = line.split(':').map(|x| x.parse().unwrap()).collect();
         let (task, thread, time) = (f[3] as u32, f[4] as u32, f[5]);

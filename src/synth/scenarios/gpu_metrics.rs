@@ -22,8 +22,11 @@ const SAMPLES: i64 = 60;
 /// Kernels per GPU: (count, duration, start-to-start period).
 const GPU_KERNELS: [(i64, i64, i64); 2] = [(40, 125_000, 125_000), (20, 150_000, 250_000)];
 
-/// (metric id, name, value for busy share b in percent). The clocks are constant.
-const METRICS: [(i64, &str, fn(i64) -> i64); 7] = [
+/// A metric: id, name, value for busy share b (percent).
+type Metric = (i64, &'static str, fn(i64) -> i64);
+
+/// The sampled metrics. The clocks are constant.
+const METRICS: [Metric; 7] = [
     (0, "GPC Clock Frequency [MHz]", |_| 1980),
     (1, "SYS Clock Frequency [MHz]", |_| 1755),
     (2, "GR Active [Throughput %]", |b| b),

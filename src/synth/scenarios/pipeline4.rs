@@ -77,7 +77,7 @@ fn transfer(p2p: &mut [Lane], from: usize, to: usize, data_ready: i64) -> (P2p, 
 
 fn plan(g: i64) -> Vec<StagePlan> {
     let (fwd, bwd) = (forward_mb(), backward_mb());
-    let mut comp = vec![Lane::new(g); STAGES];
+    let mut comp = [Lane::new(g); STAGES];
     let mut p2p = vec![Lane::new(g); STAGES];
     let mut p: Vec<StagePlan> = (0..STAGES)
         .map(|_| StagePlan {

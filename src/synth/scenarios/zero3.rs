@@ -63,7 +63,7 @@ struct Plan {
 fn plan_step(g: i64) -> Vec<Plan> {
     let (fwd, bwd) = (forward_layer(), backward_layer());
     let mut comm = vec![Lane::new(g); RANKS];
-    let mut comp = vec![Lane::new(g); RANKS];
+    let mut comp = [Lane::new(g); RANKS];
     let mut p: Vec<Plan> = (0..RANKS)
         .map(|_| Plan {
             fwd_gather: vec![],
