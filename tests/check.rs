@@ -171,7 +171,7 @@ fn two_applications_with_either_separator_and_communicators_pass() {
 #[test]
 fn no_resource_model_with_cpu_zero_passes() {
     let prv =
-        "#Paraver (01/01/2024 at 00:00):10_ns:0:1:1(2:1)\n1:0:1:1:1:0:10:1\n1:0:1:1:2:0:10:0\n";
+        "#Paraver (01/01/2024 at 00:00):10_ns:0:1:1(2:1),0\n1:0:1:1:1:0:10:1\n1:0:1:1:2:0:10:0\n";
     let r = check(prv, PCF, "LEVEL THREAD SIZE 2\na\nb\n");
     assert!(r.is_ok(), "{r}");
     assert_eq!((r.nodes(), r.cpus(), r.threads()), (0, 0, 2));
@@ -321,6 +321,17 @@ fn header_trailing_text_is_refused() {
 }
 
 #[test]
+fn header_needs_the_communicator_count() {
+    let r = check(
+        &with_header("#Paraver (01/01/2024 at 00:00):1000_ns:1(2):1:2(1:1,1:1)"),
+        PCF,
+        ROW,
+    );
+    only_problem(&r, "no ',NCOMM' communicator count");
+    assert_eq!(r.threads(), 2);
+}
+
+#[test]
 fn header_object_limit_is_enforced() {
     let prv = "#Paraver (01/01/2024 at 00:00):10_ns:0:1:1(70000:0),0\n";
     let r = run(prv, PCF, "", false);
@@ -418,7 +429,7 @@ fn cpu_must_be_zero_or_exist_on_the_tasks_node() {
         "CPU 2 is on node 2 but task 1.1 is on node 1",
     );
     let prv =
-        "#Paraver (01/01/2024 at 00:00):10_ns:0:1:1(1:1)\n1:0:1:1:1:0:10:1\n1:1:1:1:1:10:10:1\n";
+        "#Paraver (01/01/2024 at 00:00):10_ns:0:1:1(1:1),0\n1:0:1:1:1:0:10:1\n1:1:1:1:1:10:10:1\n";
     only_problem(
         &check(prv, PCF, "LEVEL THREAD SIZE 1\nt\n"),
         "CPU 1 does not exist (the header declares 0",
@@ -783,8 +794,11 @@ struct Converted {
     row: String,
 }
 
-fn convert(path: &Path) -> prvsight::Result<Converted> {
-    let exports = vec![Export::open_path(path)?];
+fn convert(paths: &[PathBuf]) -> prvsight::Result<Converted> {
+    let exports = paths
+        .iter()
+        .map(|p| Export::open_path(p))
+        .collect::<prvsight::Result<Vec<_>>>()?;
     let (mut prv, mut pcf, mut row) = (Vec::new(), Vec::new(), Vec::new());
     let summary = {
         let mut w = ParaverWriter::new(Box::new(&mut prv), Box::new(&mut pcf), Box::new(&mut row));
@@ -798,6 +812,21 @@ fn convert(path: &Path) -> prvsight::Result<Converted> {
     })
 }
 
+/// Every .sqlite under `dir`, sorted.
+fn exports_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(exports_under(&p));
+        } else if p.extension().is_some_and(|e| e == "sqlite") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
 fn shared_traces() -> Option<PathBuf> {
     let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces"));
     if p.is_dir() {
@@ -809,8 +838,9 @@ fn shared_traces() -> Option<PathBuf> {
 }
 
 /// Every record the converter reports is a valid record for the checker, with the same counts.
-fn assert_converted_trace_passes(path: &Path) {
-    let c = convert(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+fn assert_converted_trace_passes(paths: &[PathBuf]) {
+    let c = convert(paths).unwrap_or_else(|e| panic!("{}: {e}", paths[0].display()));
+    let path = &paths[0];
     let r = check_readers(&c.prv[..], &c.pcf, &c.row, &CheckOptions::default());
     assert!(r.is_ok(), "{}: {r}", path.display());
     let s = &r.stats;
@@ -829,7 +859,7 @@ fn assert_converted_trace_passes(path: &Path) {
     );
     assert_eq!(
         s.comm_records,
-        count("link-launch") + count("link-memory"),
+        count("link-launch") + count("link-memory") + count("mpi-message"),
         "{name}: links"
     );
     assert_eq!(
@@ -862,30 +892,29 @@ fn assert_converted_trace_passes(path: &Path) {
 fn every_convertible_real_export_passes_with_full_state_coverage() {
     let mut checked = 0;
     if let Some(dir) = shared_traces() {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "sqlite"))
-            .collect();
-        paths.push(dir.join("generated/nvtx_demo_nsys2022.4.sqlite"));
-        paths.sort();
-        for p in &paths {
+        for p in exports_under(&dir) {
             if p.file_name().is_some_and(|n| n == "jacc_cg_trace.sqlite") {
                 // No kernel, memcpy, API or NVTX rows: conversion fails by design.
-                assert!(convert(p).is_err(), "jacc_cg_trace must not convert");
+                assert!(convert(&[p]).is_err(), "jacc_cg_trace must not convert");
                 continue;
             }
-            assert_converted_trace_passes(p);
+            assert_converted_trace_passes(&[p]);
             checked += 1;
         }
-        assert!(checked >= 8, "only {checked} shared exports checked");
+        assert!(checked >= 16, "only {checked} shared exports checked");
+        // Multi-rank merges: one task per rank in one trace.
+        for set in ["generated/mpi4", "generated/mpi4_nsys2022.4"] {
+            let ranks = exports_under(&dir.join(set));
+            assert_eq!(ranks.len(), 4, "{set}");
+            assert_converted_trace_passes(&ranks);
+        }
     }
     let sample = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/data/testcuda_report1.sqlite"
     ));
     if sample.is_file() {
-        assert_converted_trace_passes(&sample);
+        assert_converted_trace_passes(&[sample]);
     } else {
         eprintln!("SKIP: tests/data/testcuda_report1.sqlite is missing");
     }
@@ -901,7 +930,7 @@ fn a_corrupted_real_trace_fails() {
         eprintln!("SKIP: tests/data/testcuda_report1.sqlite is missing");
         return;
     }
-    let c = convert(&sample).unwrap();
+    let c = convert(&[sample]).unwrap();
     let prv = String::from_utf8(c.prv).unwrap();
     // Drop the first state line of a GPU stream: its thread now starts with a gap.
     let victim = prv

@@ -1,5 +1,5 @@
 //! The .prv header line, parsed to the strict grammar of docs/paraver-format.md §0.1:
-//! `#Paraver (DD/MM/YYYY at HH:MM):FTIME_ns:NODES(CPUS,…):NAPPL:NTASKS(THREADS:NODE,…)…[,NCOMM]`.
+//! `#Paraver (DD/MM/YYYY at HH:MM):FTIME_ns:NODES(CPUS,…):NAPPL:NTASKS(THREADS:NODE,…)…,NCOMM`.
 //! Anything Paraver would read differently (or not at all) is a problem; the object model is kept
 //! whenever it could be read, so the body can still be checked against it.
 
@@ -293,6 +293,10 @@ fn parse_inner(line: &str, problems: &mut Vec<String>) -> Result<Header, String>
     let ncomm = if c.eat(',') {
         c.number("the number of communicators")?
     } else {
+        problems.push(
+            "header: no ',NCOMM' communicator count after the applications (write ',0' as Extrae does)"
+                .into(),
+        );
         0
     };
     if c.pos != line.len() {
