@@ -21,8 +21,10 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 
 use crate::error::{Error, Result};
+use crate::metrics::{MetricsOptions, MetricsReport, MetricsSink};
+use crate::model::Sink;
 use crate::nsys::Export;
-use crate::options::{Family, Options};
+use crate::options::Options;
 use crate::paraver::ParaverWriter;
 use crate::pipeline::{self, ProgressFn, Summary};
 use zip::{Method, ZipSink, ZipWriter};
@@ -43,6 +45,8 @@ pub struct BundleOptions {
     pub stem: String,
     /// Gzip the .prv (Paraver reads .prv.gz directly); otherwise store it plain.
     pub gzip: bool,
+    /// Compute the efficiency metrics in the same pass and add metrics.json; `None` = no metrics.
+    pub metrics: Option<MetricsOptions>,
 }
 
 /// File names inside the bundle and as individual downloads.
@@ -62,6 +66,8 @@ pub struct Bundled {
     pub pcf: Vec<u8>,
     pub row: Vec<u8>,
     pub readme: String,
+    pub metrics: Option<MetricsReport>,
+    /// `metrics` as written into the archive.
     pub metrics_json: Option<Vec<u8>>,
 }
 
@@ -127,6 +133,10 @@ pub fn write_bundle<W: ZipSink>(
     let io = |e| Error::write("the bundle", e);
     let mut zip = ZipWriter::new(out);
     let (mut pcf, mut row) = (Vec::new(), Vec::new());
+    let mut metrics = match &bopts.metrics {
+        Some(m) => Some(MetricsSink::new(m.clone())?),
+        None => None,
+    };
     zip.start(&format!("{}/{}", names.folder, names.prv), Method::Stored)
         .map_err(io)?;
     let summary = if bopts.gzip {
@@ -135,7 +145,7 @@ pub fn write_bundle<W: ZipSink>(
         let summary = {
             let mut w =
                 ParaverWriter::new(Box::new(&mut gz), Box::new(&mut pcf), Box::new(&mut row));
-            pipeline::run(exports, opts, &mut [&mut w], progress)?
+            run(exports, opts, &mut w, metrics.as_mut(), progress)?
         };
         gz.try_finish().map_err(io)?;
         summary
@@ -145,7 +155,7 @@ pub fn write_bundle<W: ZipSink>(
         let summary = {
             let mut w =
                 ParaverWriter::new(Box::new(&mut buf), Box::new(&mut pcf), Box::new(&mut row));
-            pipeline::run(exports, opts, &mut [&mut w], progress)?
+            run(exports, opts, &mut w, metrics.as_mut(), progress)?
         };
         buf.flush().map_err(io)?;
         summary
@@ -164,7 +174,11 @@ pub fn write_bundle<W: ZipSink>(
         )
         .map_err(io)?;
     }
-    let metrics_json: Option<Vec<u8>> = None;
+    let metrics = metrics.map(MetricsSink::into_report).transpose()?;
+    let metrics_json = match &metrics {
+        Some(m) => Some(m.to_json()?.into_bytes()),
+        None => None,
+    };
     if let Some(m) = &metrics_json {
         zip.add(&format!("{folder}/metrics.json"), Method::Deflate, m)
             .map_err(io)?;
@@ -184,10 +198,25 @@ pub fn write_bundle<W: ZipSink>(
             pcf,
             row,
             readme,
+            metrics,
             metrics_json,
         },
         out,
     ))
+}
+
+/// One pass feeding the trace writer and, when asked, the metrics.
+fn run(
+    exports: &[Export],
+    opts: &Options,
+    writer: &mut ParaverWriter,
+    metrics: Option<&mut MetricsSink>,
+    progress: &mut ProgressFn,
+) -> Result<Summary> {
+    match metrics {
+        Some(m) => pipeline::run(exports, opts, &mut [writer as &mut dyn Sink, m], progress),
+        None => pipeline::run(exports, opts, &mut [writer as &mut dyn Sink], progress),
+    }
 }
 
 /// The README.txt of a bundle. Only facts from the trace, no clock time: the same inputs give
@@ -221,16 +250,16 @@ pub fn readme(summary: &Summary, opts: &Options, names: &BundleNames, has_metric
         };
         line(&format!(
             "  {} (Nsight Systems {}, host {}{rank})",
-            src.label,
+            src.label.rsplit(['/', '\\']).next().unwrap_or(&src.label),
             src.product_version.as_deref().unwrap_or("version unknown"),
             src.hostname
         ));
     }
-    let fams: Vec<&str> = match &opts.families {
-        Some(f) => f.iter().map(|f| f.name()).collect(),
-        None => Family::ALL.iter().map(|f| f.name()).collect(),
+    let fams = match &opts.families {
+        Some(f) => f.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
+        None => "all that the export holds".to_owned(),
     };
-    line(&format!("Record families asked for: {}", fams.join(", ")));
+    line(&format!("Record families asked for: {fams}"));
     let counts: Vec<String> = summary
         .counts
         .iter()
@@ -316,6 +345,7 @@ mod tests {
         let n = BundleOptions {
             stem: "r".into(),
             gzip: true,
+            metrics: None,
         }
         .names();
         assert_eq!(
@@ -325,6 +355,7 @@ mod tests {
         let n = BundleOptions {
             stem: "r".into(),
             gzip: false,
+            metrics: None,
         }
         .names();
         assert_eq!(n.prv, "r.prv");

@@ -11,6 +11,7 @@ use wasm_bindgen::JsValue;
 use crate::bundle::zip::ZipSink;
 use crate::bundle::{self, BundleNames, BundleOptions};
 use crate::error::{Error, Result};
+use crate::metrics::{MetricsOptions, WindowSpec};
 use crate::options::{Family, Options};
 use crate::pipeline::{Progress, Summary};
 
@@ -27,6 +28,12 @@ pub struct ConvertOptions {
     pub gzip: Option<bool>,
     /// Base name of the outputs; default from the first input's name.
     pub stem: Option<String>,
+    /// Compute the efficiency metrics (metrics.json); default true.
+    pub metrics: Option<bool>,
+    /// Measure the metrics inside the instances of this NVTX range (`NAME` or `NAME:N`).
+    pub nvtx_range: Option<String>,
+    /// What NCCL kernels count as: "communication" (default) or "useful".
+    pub nccl_as: Option<String>,
 }
 
 /// Chunk tags: the whole stream is the archive; `trace` bytes are also the trace file.
@@ -104,7 +111,7 @@ fn parse_options(options: JsValue) -> Result<ConvertOptions> {
 }
 
 /// Runs the conversion; returns `{ summary, names, bundle_name, readme, pcf, row, metrics }`
-/// (pcf/row as `Uint8Array`, metrics as the report's JSON text or null). The archive and the
+/// (pcf/row as `Uint8Array`, metrics as the report's JSON text, or null when not asked for). The archive and the
 /// trace arrive through `on_chunk`.
 pub fn convert(
     inputs: &[Input],
@@ -126,9 +133,22 @@ pub fn convert(
         Some(s) => bundle::stem_for(&[s.as_str()]),
         None => bundle::stem_for(&labels),
     };
+    let metrics = if o.metrics.unwrap_or(true) {
+        let mut m = MetricsOptions::default();
+        if let Some(r) = o.nvtx_range.as_deref().filter(|r| !r.is_empty()) {
+            m.window = Some(WindowSpec::parse(r).map_err(Error::Usage)?);
+        }
+        if let Some(n) = &o.nccl_as {
+            m.nccl_as = n.parse().map_err(Error::Usage)?;
+        }
+        Some(m)
+    } else {
+        None
+    };
     let bopts = BundleOptions {
         stem,
         gzip: o.gzip.unwrap_or(true),
+        metrics,
     };
     let exports = open_all(inputs)?;
     let sink = ChunkSink {

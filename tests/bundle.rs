@@ -1,0 +1,267 @@
+//! The download bundle (`prvsight bundle`, and the page's one-click download): a valid zip whose
+//! files are exactly what `prvsight convert` and `prvsight metrics --json` give for the same
+//! inputs.
+
+#[path = "support/zipread.rs"]
+mod zipread;
+
+use std::io::{Read, Write};
+
+use std::path::{Path, PathBuf};
+
+use prvsight::bundle::zip::ZipSink;
+use prvsight::bundle::{cfgs, write_bundle, BundleOptions};
+use prvsight::metrics::{self, MetricsOptions};
+use prvsight::nsys::Export;
+use prvsight::paraver::ParaverWriter;
+use prvsight::pipeline;
+use prvsight::Options;
+
+fn sample() -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/www/samples/testcuda_report1.sqlite"
+    ))
+}
+
+/// A sink that keeps the bytes and where the stored entry's data lies (what the page keeps as
+/// the trace file).
+#[derive(Default)]
+struct Recording {
+    bytes: Vec<u8>,
+    stored: Vec<(String, usize, usize)>,
+    open: Option<(String, usize)>,
+}
+
+impl Write for Recording {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.bytes.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl ZipSink for Recording {
+    fn stored_data_begin(&mut self, name: &str) {
+        self.open = Some((name.to_owned(), self.bytes.len()));
+    }
+    fn stored_data_end(&mut self) {
+        let (n, a) = self.open.take().expect("begin before end");
+        self.stored.push((n, a, self.bytes.len()));
+    }
+}
+
+fn direct(paths: &[PathBuf]) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    let exports: Vec<Export> = paths
+        .iter()
+        .map(|p| Export::open_path(p).unwrap())
+        .collect();
+    let (mut prv, mut pcf, mut row) = (Vec::new(), Vec::new(), Vec::new());
+    {
+        let mut w = ParaverWriter::new(Box::new(&mut prv), Box::new(&mut pcf), Box::new(&mut row));
+        pipeline::run(&exports, &Options::default(), &mut [&mut w], &mut |_| true).unwrap();
+    }
+    (prv, pcf, row)
+}
+
+/// The .prv.gz as the CLI makes it.
+fn direct_gz(paths: &[PathBuf]) -> Vec<u8> {
+    let exports: Vec<Export> = paths
+        .iter()
+        .map(|p| Export::open_path(p).unwrap())
+        .collect();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    let (mut pcf, mut row) = (Vec::new(), Vec::new());
+    {
+        let mut w = ParaverWriter::new(Box::new(&mut gz), Box::new(&mut pcf), Box::new(&mut row));
+        pipeline::run(&exports, &Options::default(), &mut [&mut w], &mut |_| true).unwrap();
+    }
+    gz.finish().unwrap()
+}
+
+fn bundle(paths: &[PathBuf], bopts: &BundleOptions) -> (prvsight::bundle::Bundled, Recording) {
+    let exports: Vec<Export> = paths
+        .iter()
+        .map(|p| Export::open_path(p).unwrap())
+        .collect();
+    write_bundle(
+        &exports,
+        &Options::default(),
+        bopts,
+        Recording::default(),
+        &mut |_| true,
+    )
+    .unwrap()
+}
+
+fn gunzip(b: &[u8]) -> Vec<u8> {
+    let mut v = Vec::new();
+    flate2::read::GzDecoder::new(b).read_to_end(&mut v).unwrap();
+    v
+}
+
+#[test]
+fn the_bundle_holds_the_same_trace_metrics_and_cfgs() {
+    let paths = vec![sample()];
+    let bopts = BundleOptions {
+        stem: "run1".into(),
+        gzip: true,
+        metrics: Some(MetricsOptions::default()),
+    };
+    let (done, rec) = bundle(&paths, &bopts);
+    let entries = zipread::read_zip(&rec.bytes).unwrap();
+    let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    let mut expect = vec![
+        "run1/run1.prv.gz".to_owned(),
+        "run1/run1.pcf".to_owned(),
+        "run1/run1.row".to_owned(),
+    ];
+    expect.extend(cfgs().iter().map(|(p, _)| format!("run1/cfgs/{p}")));
+    expect.extend(["run1/metrics.json".to_owned(), "run1/README.txt".to_owned()]);
+    assert_eq!(names, expect);
+
+    let (prv, pcf, row) = direct(&paths);
+    // The trace is stored (method 0) as a gzip stream of exactly the converter's .prv.
+    assert_eq!(entries[0].method, 0);
+    assert_eq!(gunzip(&entries[0].data), prv);
+    // ...and byte-identical to what `prvsight convert -o x.prv.gz` writes: the writer streaming
+    // into a level-6 GzEncoder.
+    assert!(
+        direct_gz(&paths) == entries[0].data,
+        "the .prv.gz differs from the CLI's"
+    );
+    assert_eq!(entries[1].data, pcf);
+    assert_eq!(entries[2].data, row);
+    assert_eq!(done.pcf, pcf);
+    assert_eq!(done.row, row);
+    for (i, (_, text)) in cfgs().iter().enumerate() {
+        assert_eq!(entries[3 + i].data, text.as_bytes());
+    }
+
+    // metrics.json is what `prvsight metrics --json` prints.
+    let exports = vec![Export::open_path(&paths[0]).unwrap()];
+    let m = metrics::compute(&exports, &Options::default(), &MetricsOptions::default()).unwrap();
+    let json = &entries[entries.len() - 2].data;
+    assert_eq!(String::from_utf8_lossy(json), m.to_json().unwrap());
+    assert_eq!(done.metrics_json.as_deref(), Some(&json[..]));
+
+    // The bytes marked as stored data are the .prv.gz: the page's trace file is that range.
+    assert_eq!(rec.stored.len(), 1);
+    let (name, a, b) = &rec.stored[0];
+    assert_eq!(name, "run1/run1.prv.gz");
+    assert!(rec.bytes[*a..*b] == entries[0].data[..]);
+
+    let readme = String::from_utf8(entries.last().unwrap().data.clone()).unwrap();
+    assert_eq!(readme, done.readme);
+    assert!(
+        readme.contains("testcuda_report1.sqlite (Nsight Systems 2026.1.1.204, host 0x822a5b873)"),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("File > Load Trace... and choose run1.prv.gz."),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("Record families asked for: all that the export holds"),
+        "{readme}"
+    );
+}
+
+#[test]
+fn without_gzip_or_metrics() {
+    let paths = vec![sample()];
+    let bopts = BundleOptions {
+        stem: "plain".into(),
+        gzip: false,
+        metrics: None,
+    };
+    let (done, rec) = bundle(&paths, &bopts);
+    let entries = zipread::read_zip(&rec.bytes).unwrap();
+    assert_eq!(entries[0].name, "plain/plain.prv");
+    assert_eq!(entries[0].data, direct(&paths).0);
+    assert!(entries.iter().all(|e| !e.name.ends_with("metrics.json")));
+    assert!(done.metrics.is_none() && done.metrics_json.is_none());
+    assert!(!done.readme.contains("metrics.json"));
+}
+
+#[test]
+fn the_same_inputs_give_the_same_archive() {
+    let bopts = BundleOptions {
+        stem: "same".into(),
+        gzip: true,
+        metrics: Some(MetricsOptions::default()),
+    };
+    let a = bundle(&[sample()], &bopts).1.bytes;
+    let b = bundle(&[sample()], &bopts).1.bytes;
+    assert!(a == b);
+}
+
+#[test]
+fn standard_unzip_accepts_it() {
+    let ok = std::process::Command::new("unzip")
+        .arg("-v")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("SKIP: no `unzip` on this machine");
+        return;
+    }
+    let bopts = BundleOptions {
+        stem: "t".into(),
+        gzip: true,
+        metrics: Some(MetricsOptions::default()),
+    };
+    let rec = bundle(&[sample()], &bopts).1;
+    let dir = std::env::temp_dir().join(format!("prvsight-bundle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let zip = dir.join("t.zip");
+    std::fs::write(&zip, &rec.bytes).unwrap();
+    let out = std::process::Command::new("unzip")
+        .arg("-t")
+        .arg(&zip)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("No errors detected"),
+        "{text}"
+    );
+}
+
+#[test]
+fn several_ranks_are_named_in_the_readme() {
+    let dir = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/traces/generated/mpi4"
+    ));
+    if !dir.is_dir() {
+        eprintln!("SKIP: {} is not present", dir.display());
+        return;
+    }
+    let paths: Vec<PathBuf> = (0..4)
+        .map(|r| dir.join(format!("rank{r}.sqlite")))
+        .collect();
+    let labels: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
+    let bopts = BundleOptions {
+        stem: prvsight::bundle::stem_for(&refs),
+        gzip: true,
+        metrics: None,
+    };
+    assert_eq!(bopts.stem, "rank0+3");
+    let (done, rec) = bundle(&paths, &bopts);
+    let entries = zipread::read_zip(&rec.bytes).unwrap();
+    assert_eq!(entries[0].name, "rank0+3/rank0+3.prv.gz");
+    assert_eq!(gunzip(&entries[0].data), direct(&paths).0);
+    for r in 0..4 {
+        assert!(
+            done.readme
+                .contains(&format!("rank{r}.sqlite (Nsight Systems 2023.4.4.54, host"))
+                && done.readme.contains(&format!(", rank {r})")),
+            "rank {r}: {}",
+            done.readme
+        );
+    }
+}

@@ -1,0 +1,442 @@
+// Overview charts drawn from the metrics report (metrics.json, schema in docs/METRICS.md).
+// Each function returns { id, title, svg, table } where `table` = { head, rows } is the same
+// data as text, shown under the chart for screen readers and for copying numbers.
+
+import {
+  COLORS, GROUP_LABELS, chartRoot, clip, fmtDeltaPts, fmtFrac, fmtPct, fmtTime, legend, niceTicks, s,
+} from './svg.js';
+
+const W = 960;
+const FACTORS = [
+  ['parallel_efficiency', 'Parallel efficiency (PE)'],
+  ['load_balance', 'Load balance (LB)'],
+  ['communication_efficiency', 'Communication efficiency (CommE)'],
+  ['orchestration_efficiency', 'Orchestration efficiency (OrchE)'],
+];
+const CLASSES = [
+  ['useful', 'Useful'],
+  ['communication', 'Communication'],
+  ['idle', 'Idle'],
+];
+
+function gpuName(report, gpu) {
+  const g = report.gpus[gpu];
+  if (!g) return `GPU ${gpu}`;
+  const hosts = new Set(report.gpus.map((x) => x.host));
+  return hosts.size > 1 ? `${g.label} @ ${g.host}` : g.label;
+}
+
+function activeGpus(report) {
+  return report.gpus.filter((g) => g.has_activity);
+}
+
+/** A time axis under [x0, x0 + width] for [0, endNs]. */
+function timeAxis(g, x0, width, y, endNs, gridTop) {
+  const ticks = niceTicks(endNs, 8);
+  g.append(s('line', { x1: x0, x2: x0 + width, y1: y, y2: y, stroke: COLORS.axis }));
+  for (const t of ticks) {
+    const x = x0 + (t / endNs) * width;
+    if (gridTop !== undefined) g.append(s('line', { x1: x, x2: x, y1: gridTop, y2: y, stroke: COLORS.grid }));
+    g.append(s('line', { x1: x, x2: x, y1: y, y2: y + 5, stroke: COLORS.axis }));
+    g.append(s('text', { x, y: y + 22, 'text-anchor': 'middle', fill: COLORS.text }, fmtTime(t)));
+  }
+}
+
+/** Per GPU over time: the fraction of each bin that was useful, communication and idle. */
+export function timelineChart(report) {
+  const series = report.series;
+  const gpus = series.gpus;
+  const edges = series.edges_ns;
+  const end = edges[edges.length - 1] || report.trace_end_ns;
+  const left = 150;
+  const plotW = W - left - 20;
+  const rowH = 64;
+  const top = 50;
+  const height = top + gpus.length * (rowH + 12) + 50;
+  const title = 'GPU activity over time';
+  const desc = `Per GPU, for each of ${series.bins} time bins, the share of the bin that was useful, communication and idle, over ${fmtTime(end)}.`;
+  const svg = chartRoot(W, height, title, desc);
+  svg.append(legend(CLASSES.map(([k, label]) => ({ color: COLORS[k], label })), left, 28));
+  const rows = [];
+  gpus.forEach((gs, row) => {
+    const y0 = top + row * (rowH + 12);
+    const g = s('g', { 'aria-hidden': 'true' });
+    g.append(s('text', { x: left - 10, y: y0 + rowH / 2 + 5, 'text-anchor': 'end', fill: COLORS.text }, clip(gpuName(report, gs.gpu), 18)));
+    // Stacked columns: useful at the bottom, then communication, idle on top.
+    for (let i = 0; i < edges.length - 1; i++) {
+      const x = left + (edges[i] / end) * plotW;
+      const w = Math.max(0.5, ((edges[i + 1] - edges[i]) / end) * plotW);
+      let y = y0 + rowH;
+      for (const [k] of CLASSES) {
+        const h = (gs[k][i] || 0) * rowH;
+        if (h > 0.05) {
+          y -= h;
+          g.append(s('rect', { x: x.toFixed(2), y: y.toFixed(2), width: (w + 0.3).toFixed(2), height: h.toFixed(2), fill: COLORS[k] }));
+        }
+      }
+    }
+    g.append(s('rect', { x: left, y: y0, width: plotW, height: rowH, fill: 'none', stroke: COLORS.axis, 'stroke-width': 0.5 }));
+    svg.append(g);
+    const mean = (a) => a.reduce((x, y) => x + y, 0) / Math.max(1, a.length);
+    rows.push([gpuName(report, gs.gpu), fmtFrac(mean(gs.useful)), fmtFrac(mean(gs.communication)), fmtFrac(mean(gs.idle))]);
+  });
+  const axisY = top + gpus.length * (rowH + 12);
+  const axis = s('g', { 'aria-hidden': 'true' });
+  timeAxis(axis, left, plotW, axisY, end);
+  svg.append(axis);
+  return {
+    id: 'timeline',
+    title,
+    svg,
+    table: { head: ['GPU', 'Useful (mean of bins)', 'Communication', 'Idle'], rows },
+  };
+}
+
+/** The four device factors, then each GPU's split of the measured time. */
+export function efficiencyChart(report) {
+  const e = report.efficiency;
+  const gpus = activeGpus(report);
+  const left = 330;
+  const barW = W - left - 110;
+  const top = 30;
+  const rowH = 34;
+  const gpuTop = top + FACTORS.length * rowH + 60;
+  const height = gpuTop + gpus.length * rowH + 50;
+  const title = 'Efficiency factors';
+  const desc = `Over ${fmtTime(e.elapsed_ns)} and ${e.gpus} GPU(s): ${FACTORS.map(([k, l]) => `${l} ${fmtFrac(e[k])}`).join(', ')}. PE = LB × CommE × OrchE.`;
+  const svg = chartRoot(W, height, title, desc);
+  const g = s('g', { 'aria-hidden': 'true' });
+  FACTORS.forEach(([k, label], i) => {
+    const y = top + i * rowH;
+    const v = e[k];
+    g.append(s('text', { x: left - 12, y: y + 19, 'text-anchor': 'end', fill: COLORS.text, 'font-weight': i === 0 ? 700 : 400 }, label));
+    g.append(s('rect', { x: left, y: y + 4, width: barW, height: 22, fill: '#f0f0f0' }));
+    if (v !== null) g.append(s('rect', { x: left, y: y + 4, width: (Math.min(1, v) * barW).toFixed(1), height: 22, fill: i === 0 ? COLORS.a : COLORS.useful }));
+    g.append(s('text', { x: left + barW + 10, y: y + 20, fill: COLORS.text, 'font-weight': 700 }, fmtFrac(v)));
+  });
+  g.append(s('text', { x: 20, y: gpuTop - 22, fill: COLORS.text, 'font-weight': 700 }, 'Per GPU, share of the measured time'));
+  g.append(legend(CLASSES.map(([k, label]) => ({ color: COLORS[k], label })), left, gpuTop - 22));
+  const rows = [];
+  gpus.forEach((gp, i) => {
+    const y = gpuTop + i * rowH;
+    g.append(s('text', { x: left - 12, y: y + 19, 'text-anchor': 'end', fill: COLORS.text }, clip(gpuName(report, gp.index), 34)));
+    let x = left;
+    for (const [k] of CLASSES) {
+      const f = gp[`${k}_fraction`] || 0;
+      const w = f * barW;
+      if (w > 0) g.append(s('rect', { x: x.toFixed(1), y: y + 4, width: w.toFixed(1), height: 22, fill: COLORS[k] }));
+      x += w;
+    }
+    g.append(s('text', { x: left + barW + 10, y: y + 20, fill: COLORS.text }, fmtFrac(gp.useful_fraction)));
+    rows.push([gpuName(report, gp.index), fmtTime(gp.useful_ns), fmtTime(gp.communication_ns), fmtTime(gp.idle_ns), fmtFrac(gp.useful_fraction)]);
+  });
+  svg.append(g);
+  return {
+    id: 'efficiency',
+    title,
+    svg,
+    table: {
+      head: ['GPU', 'Useful', 'Communication', 'Idle', 'Useful share'],
+      rows: [
+        ...FACTORS.map(([k, l]) => [l, fmtFrac(e[k]), '', '', '']),
+        ...rows,
+      ],
+    },
+  };
+}
+
+/** GPU time split into GEMM / attention / other compute / NCCL / memory / idle. */
+export function breakdownChart(report) {
+  const gpus = activeGpus(report);
+  const groups = report.breakdown.groups;
+  const left = 170;
+  const barW = W - left - 30;
+  const top = 60;
+  const rowH = 40;
+  const height = top + (gpus.length + 1) * rowH + 40;
+  const title = 'GPU time breakdown';
+  const desc = `All GPUs together: ${groups.map((x) => `${GROUP_LABELS[x.group] || x.group} ${fmtPct(x.percent)}`).join(', ')}.`;
+  const svg = chartRoot(W, height, title, desc);
+  const g = s('g', { 'aria-hidden': 'true' });
+  g.append(legend(groups.map((x) => ({ color: COLORS[x.group] || COLORS.idle, label: GROUP_LABELS[x.group] || x.group })), left, 28));
+  const bar = (y, label, grps, bold) => {
+    g.append(s('text', { x: left - 12, y: y + 21, 'text-anchor': 'end', fill: COLORS.text, 'font-weight': bold ? 700 : 400 }, label));
+    let x = left;
+    for (const gr of grps) {
+      const w = ((gr.percent || 0) / 100) * barW;
+      if (w <= 0) continue;
+      g.append(s('rect', { x: x.toFixed(1), y: y + 4, width: w.toFixed(1), height: 26, fill: COLORS[gr.group] || COLORS.idle }, [
+        s('title', {}, `${GROUP_LABELS[gr.group] || gr.group}: ${fmtPct(gr.percent)} (${fmtTime(gr.ns)})`),
+      ]));
+      if (w > 52) {
+        g.append(s('text', { x: x + w / 2, y: y + 22, 'text-anchor': 'middle', fill: gr.group === 'gemm' ? '#ffffff' : '#000000', 'font-size': 13 }, `${Math.round(gr.percent)}%`));
+      }
+      x += w;
+    }
+  };
+  bar(top, 'All GPUs', groups, true);
+  gpus.forEach((gp, i) => bar(top + (i + 1) * rowH, clip(gpuName(report, gp.index), 18), gp.breakdown.groups, false));
+  svg.append(g);
+  const head = ['Scope', ...groups.map((x) => GROUP_LABELS[x.group] || x.group)];
+  const rows = [
+    ['All GPUs', ...groups.map((x) => fmtPct(x.percent))],
+    ...gpus.map((gp) => [gpuName(report, gp.index), ...gp.breakdown.groups.map((x) => fmtPct(x.percent))]),
+  ];
+  return { id: 'breakdown', title, svg, table: { head, rows } };
+}
+
+/** The kernels with the most GPU time. */
+export function topKernelsChart(report, limit = 15) {
+  const top = report.kernels.top.slice(0, limit);
+  const left = 330;
+  const barW = W - left - 190;
+  const rowH = 30;
+  const y0 = 20;
+  const height = y0 + Math.max(1, top.length) * rowH + 30;
+  const title = 'Top kernels by total GPU time';
+  const desc = top.length
+    ? `The ${top.length} kernels with the most time: ${top.slice(0, 5).map((k) => `${k.short_name} ${fmtTime(k.total_ns)}`).join(', ')}${top.length > 5 ? ', …' : ''}.`
+    : 'No kernels in this trace.';
+  const svg = chartRoot(W, height, title, desc);
+  const g = s('g', { 'aria-hidden': 'true' });
+  const max = Math.max(1, ...top.map((k) => k.total_ns));
+  top.forEach((k, i) => {
+    const y = y0 + i * rowH;
+    g.append(s('text', { x: left - 10, y: y + 19, 'text-anchor': 'end', fill: COLORS.text }, [clip(k.short_name || k.name, 38), s('title', {}, k.name)]));
+    const w = (k.total_ns / max) * barW;
+    g.append(s('rect', { x: left, y: y + 5, width: Math.max(1, w).toFixed(1), height: 20, fill: k.category === 'nccl' ? COLORS.nccl : COLORS.bar }));
+    g.append(s('text', { x: left + w + 8, y: y + 20, fill: COLORS.text }, `${fmtTime(k.total_ns)} · ${fmtPct(k.percent_of_busy)} · ×${k.count}`));
+  });
+  if (!top.length) g.append(s('text', { x: 20, y: 40, fill: COLORS.text }, 'No kernels.'));
+  svg.append(g);
+  return {
+    id: 'kernels',
+    title,
+    svg,
+    table: {
+      head: ['Kernel', 'Category', 'Launches', 'Total', 'Mean', '% of busy'],
+      rows: top.map((k) => [k.name, k.category, String(k.count), fmtTime(k.total_ns), fmtTime(k.mean_ns), fmtPct(k.percent_of_busy)]),
+    },
+  };
+}
+
+/** How much of the communication time ran alongside 0, 1, 2, 3+ useful kernels. */
+export function overlapChart(report) {
+  const o = report.overlap;
+  const left = 90;
+  const plotH = 260;
+  const top = 30;
+  const height = top + plotH + 70;
+  const colW = (W - left - 40) / o.buckets.length;
+  const title = 'Communication overlapped by computation';
+  const desc = o.communication_ns > 0
+    ? `Of ${fmtTime(o.communication_ns)} with communication running: ${o.buckets.map((b) => `${fmtPct(b.percent)} with ${b.useful_running} useful kernel(s)`).join(', ')}.`
+    : 'No communication operation in the measured time.';
+  const svg = chartRoot(W, height, title, desc);
+  const g = s('g', { 'aria-hidden': 'true' });
+  for (const p of [0, 25, 50, 75, 100]) {
+    const y = top + plotH - (p / 100) * plotH;
+    g.append(s('line', { x1: left, x2: W - 40, y1: y, y2: y, stroke: COLORS.grid }));
+    g.append(s('text', { x: left - 10, y: y + 5, 'text-anchor': 'end', fill: COLORS.text }, `${p}%`));
+  }
+  o.buckets.forEach((b, i) => {
+    const h = ((b.percent || 0) / 100) * plotH;
+    const x = left + i * colW + colW * 0.2;
+    g.append(s('rect', { x: x.toFixed(1), y: (top + plotH - h).toFixed(1), width: (colW * 0.6).toFixed(1), height: h.toFixed(1), fill: i === 0 ? COLORS.communication : COLORS.useful }));
+    g.append(s('text', { x: x + colW * 0.3, y: top + plotH - h - 8, 'text-anchor': 'middle', fill: COLORS.text, 'font-weight': 700 }, fmtPct(b.percent)));
+    g.append(s('text', { x: x + colW * 0.3, y: top + plotH + 24, 'text-anchor': 'middle', fill: COLORS.text }, `${b.useful_running} useful running`));
+  });
+  g.append(s('text', { x: left, y: top + plotH + 54, fill: COLORS.text }, `Communication time: ${fmtTime(o.communication_ns)}; the first column is not overlapped.`));
+  svg.append(g);
+  return {
+    id: 'overlap',
+    title,
+    svg,
+    table: { head: ['Useful kernels running', 'Time', 'Share of communication time'], rows: o.buckets.map((b) => [b.useful_running, fmtTime(b.ns), fmtPct(b.percent)]) },
+  };
+}
+
+/** Durations of one kernel on log-spaced bins, with its modes marked. */
+export function histogramChart(report, name) {
+  const h = report.histograms.find((x) => x.name === name) || report.histograms[0];
+  const title = h ? `Duration histogram: ${clip(h.short_name, 60)}` : 'Duration histogram';
+  if (!h) {
+    const svg = chartRoot(W, 80, title, 'No kernel durations in this trace.');
+    svg.append(s('text', { x: 20, y: 45, fill: COLORS.text }, 'No kernels.'));
+    return { id: 'histogram', title, svg, table: { head: [], rows: [] } };
+  }
+  const left = 80;
+  const plotH = 240;
+  const top = 30;
+  const height = top + plotH + 110;
+  const bins = h.bins;
+  const colW = Math.min(60, (W - left - 30) / Math.max(1, bins.length));
+  const max = Math.max(1, ...bins.map((b) => b.count));
+  const modes = new Set(h.modes_ns);
+  const desc = `${h.count} launches of ${h.name}; ${bins.length} non-empty duration bins from ${fmtTime(bins[0].lo_ns)}; ${h.modes_ns.length > 1 ? `${h.modes_ns.length} modes, at ${h.modes_ns.map(fmtTime).join(' and ')}` : 'one mode'}.`;
+  const svg = chartRoot(W, height, title, desc);
+  const g = s('g', { 'aria-hidden': 'true' });
+  for (const t of niceTicks(max, 4)) {
+    const y = top + plotH - (t / max) * plotH;
+    g.append(s('line', { x1: left, x2: left + colW * bins.length, y1: y, y2: y, stroke: COLORS.grid }));
+    g.append(s('text', { x: left - 10, y: y + 5, 'text-anchor': 'end', fill: COLORS.text }, String(Math.round(t))));
+  }
+  bins.forEach((b, i) => {
+    const bh = (b.count / max) * plotH;
+    const x = left + i * colW;
+    const mode = modes.has(b.lo_ns);
+    g.append(s('rect', { x: x + 2, y: (top + plotH - bh).toFixed(1), width: colW - 4, height: bh.toFixed(1), fill: mode ? COLORS.b : COLORS.bar }, [
+      s('title', {}, `${fmtTime(b.lo_ns)} – ${b.hi_ns === null ? '…' : fmtTime(b.hi_ns)}: ${b.count}`),
+    ]));
+    const lx = x + colW / 2;
+    const ly = top + plotH + 14;
+    g.append(s('text', { x: lx, y: ly, 'text-anchor': 'end', transform: `rotate(-45 ${lx} ${ly})`, fill: COLORS.text, 'font-size': 13 }, fmtTime(b.lo_ns)));
+  });
+  g.append(s('text', { x: left, y: height - 12, fill: COLORS.text }, `${h.count} launches · bins are 4 per octave · modes in ${'orange'}`));
+  svg.append(g);
+  return {
+    id: 'histogram',
+    title,
+    svg,
+    table: { head: ['From', 'To', 'Launches', 'Mode'], rows: bins.map((b) => [fmtTime(b.lo_ns), b.hi_ns === null ? '…' : fmtTime(b.hi_ns), String(b.count), modes.has(b.lo_ns) ? 'yes' : '']) },
+  };
+}
+
+/** All overview charts of one report, in page order. */
+export function overviewCharts(report, histogramKernel) {
+  return [
+    efficiencyChart(report),
+    timelineChart(report),
+    breakdownChart(report),
+    topKernelsChart(report),
+    overlapChart(report),
+    histogramChart(report, histogramKernel),
+  ];
+}
+
+/** Two runs side by side: factors, breakdown and top-kernel deltas (B − A). */
+export function compareCharts(a, b, labelA, labelB) {
+  const out = [];
+  // Factors.
+  {
+    const left = 330;
+    const barW = (W - left - 120) / 1;
+    const rowH = 58;
+    const height = 50 + FACTORS.length * rowH + 20;
+    const title = 'Efficiency factors, side by side';
+    const desc = FACTORS.map(([k, l]) => `${l}: ${labelA} ${fmtFrac(a.efficiency[k])}, ${labelB} ${fmtFrac(b.efficiency[k])} (${fmtDeltaPts(a.efficiency[k], b.efficiency[k])})`).join('; ');
+    const svg = chartRoot(W, height, title, desc);
+    const g = s('g', { 'aria-hidden': 'true' });
+    g.append(legend([{ color: COLORS.a, label: `A: ${clip(labelA, 30)}` }, { color: COLORS.b, label: `B: ${clip(labelB, 30)}` }], left, 26));
+    FACTORS.forEach(([k, label], i) => {
+      const y = 44 + i * rowH;
+      g.append(s('text', { x: left - 12, y: y + 26, 'text-anchor': 'end', fill: COLORS.text }, label));
+      [[a, COLORS.a, 0], [b, COLORS.b, 24]].forEach(([r, color, dy]) => {
+        const v = r.efficiency[k];
+        g.append(s('rect', { x: left, y: y + dy + 2, width: barW, height: 20, fill: '#f0f0f0' }));
+        if (v !== null) g.append(s('rect', { x: left, y: y + dy + 2, width: (Math.min(1, v) * barW).toFixed(1), height: 20, fill: color }));
+        g.append(s('text', { x: left + barW + 8, y: y + dy + 18, fill: COLORS.text }, fmtFrac(v)));
+      });
+      g.append(s('text', { x: left - 12, y: y + 44, 'text-anchor': 'end', fill: COLORS.text, 'font-size': 13 }, fmtDeltaPts(a.efficiency[k], b.efficiency[k])));
+    });
+    svg.append(g);
+    out.push({
+      id: 'compare-factors',
+      title,
+      svg,
+      table: { head: ['Factor', 'A', 'B', 'B − A'], rows: FACTORS.map(([k, l]) => [l, fmtFrac(a.efficiency[k]), fmtFrac(b.efficiency[k]), fmtDeltaPts(a.efficiency[k], b.efficiency[k])]) },
+    });
+  }
+  // Breakdown.
+  {
+    const left = 170;
+    const barW = W - left - 30;
+    const height = 60 + 2 * 44 + 30;
+    const title = 'GPU time breakdown, side by side';
+    const ga = a.breakdown.groups;
+    const gb = b.breakdown.groups;
+    const desc = ga.map((x, i) => `${GROUP_LABELS[x.group] || x.group}: ${fmtPct(x.percent)} → ${fmtPct(gb[i] ? gb[i].percent : null)}`).join('; ');
+    const svg = chartRoot(W, height, title, desc);
+    const g = s('g', { 'aria-hidden': 'true' });
+    g.append(legend(ga.map((x) => ({ color: COLORS[x.group] || COLORS.idle, label: GROUP_LABELS[x.group] || x.group })), left, 28));
+    [[ga, `A: ${clip(labelA, 14)}`], [gb, `B: ${clip(labelB, 14)}`]].forEach(([grps, label], i) => {
+      const y = 50 + i * 44;
+      g.append(s('text', { x: left - 12, y: y + 22, 'text-anchor': 'end', fill: COLORS.text }, label));
+      let x = left;
+      for (const gr of grps) {
+        const w = ((gr.percent || 0) / 100) * barW;
+        if (w <= 0) continue;
+        g.append(s('rect', { x: x.toFixed(1), y: y + 4, width: w.toFixed(1), height: 28, fill: COLORS[gr.group] || COLORS.idle }));
+        if (w > 52) g.append(s('text', { x: x + w / 2, y: y + 23, 'text-anchor': 'middle', fill: gr.group === 'gemm' ? '#ffffff' : '#000000', 'font-size': 13 }, `${Math.round(gr.percent)}%`));
+        x += w;
+      }
+    });
+    svg.append(g);
+    const byGroup = (gs) => Object.fromEntries(gs.map((x) => [x.group, x]));
+    const ma = byGroup(ga);
+    const mb = byGroup(gb);
+    const keys = [...new Set([...ga.map((x) => x.group), ...gb.map((x) => x.group)])];
+    out.push({
+      id: 'compare-breakdown',
+      title,
+      svg,
+      table: {
+        head: ['Group', 'A', 'B', 'B − A'],
+        rows: keys.map((k) => {
+          const pa = ma[k] ? ma[k].percent : null;
+          const pb = mb[k] ? mb[k].percent : null;
+          return [GROUP_LABELS[k] || k, fmtPct(pa), fmtPct(pb), pa === null || pb === null ? 'n/a' : `${pb - pa >= 0 ? '+' : '−'}${Math.abs(pb - pa).toFixed(1)} pts`];
+        }),
+      },
+    });
+  }
+  // Top kernel deltas.
+  {
+    const ka = Object.fromEntries(a.kernels.top.map((k) => [k.name, k]));
+    const kb = Object.fromEntries(b.kernels.top.map((k) => [k.name, k]));
+    const names = [...new Set([...Object.keys(ka), ...Object.keys(kb)])];
+    const rows = names
+      .map((n) => ({
+        name: n,
+        short: (ka[n] || kb[n]).short_name || n,
+        ta: ka[n] ? ka[n].total_ns : 0,
+        tb: kb[n] ? kb[n].total_ns : 0,
+      }))
+      .sort((x, y) => Math.abs(y.tb - y.ta) - Math.abs(x.tb - x.ta))
+      .slice(0, 12);
+    const left = 330;
+    const mid = left + (W - left - 170) / 2;
+    const half = (W - left - 170) / 2;
+    const rowH = 28;
+    const height = 50 + Math.max(1, rows.length) * rowH + 20;
+    const title = 'Top kernels: change in total time (B − A)';
+    const desc = rows.length
+      ? rows.slice(0, 5).map((r) => `${r.short} ${r.tb - r.ta >= 0 ? '+' : '−'}${fmtTime(Math.abs(r.tb - r.ta))}`).join(', ')
+      : 'No kernels in either run.';
+    const svg = chartRoot(W, height, title, desc);
+    const g = s('g', { 'aria-hidden': 'true' });
+    const max = Math.max(1, ...rows.map((r) => Math.abs(r.tb - r.ta)));
+    g.append(s('line', { x1: mid, x2: mid, y1: 30, y2: height - 10, stroke: COLORS.axis }));
+    g.append(s('text', { x: mid - 8, y: 24, 'text-anchor': 'end', fill: COLORS.text, 'font-size': 13 }, '← less time in B'));
+    g.append(s('text', { x: mid + 8, y: 24, fill: COLORS.text, 'font-size': 13 }, 'more time in B →'));
+    rows.forEach((r, i) => {
+      const y = 36 + i * rowH;
+      const d = r.tb - r.ta;
+      const w = (Math.abs(d) / max) * half;
+      g.append(s('text', { x: left - 10, y: y + 17, 'text-anchor': 'end', fill: COLORS.text }, [clip(r.short, 36), s('title', {}, r.name)]));
+      g.append(s('rect', { x: (d < 0 ? mid - w : mid).toFixed(1), y: y + 3, width: Math.max(1, w).toFixed(1), height: 18, fill: d < 0 ? COLORS.useful : COLORS.b }));
+      g.append(s('text', { x: mid + half + 14, y: y + 17, fill: COLORS.text }, `${d >= 0 ? '+' : '−'}${fmtTime(Math.abs(d))}`));
+    });
+    svg.append(g);
+    out.push({
+      id: 'compare-kernels',
+      title,
+      svg,
+      table: {
+        head: ['Kernel', 'A total', 'B total', 'B − A'],
+        rows: rows.map((r) => [r.name, fmtTime(r.ta), fmtTime(r.tb), `${r.tb - r.ta >= 0 ? '+' : '−'}${fmtTime(Math.abs(r.tb - r.ta))}`]),
+      },
+    });
+  }
+  return out;
+}

@@ -1,0 +1,73 @@
+// The converter's worker: owns the wasm core and runs it off the page's thread. A classic
+// (non-module) worker on purpose: the single-file build starts it from a blob: URL, and
+// Chromium refuses module workers there when the page comes from file://.
+//
+// Protocol (the page side is bridge.js, the only code that talks to this worker):
+//   in:  {id, type: 'init', wasm?: ArrayBuffer}      wasm bytes (single-file build) or fetch pkg/
+//        {id, type: 'inspect', inputs: [{name, data: Blob}]}
+//        {id, type: 'convert', inputs, options}
+//   out: {id, type: 'progress', progress: {phase, records_done, records_estimate}}
+//        {id, type: 'chunk', tag: 'zip'|'trace', bytes: Uint8Array}   (transferred)
+//        {id, type: 'done', value}  |  {id, type: 'error', error: {kind, message, hint}}
+/* global wasm_bindgen, importScripts */
+'use strict';
+
+if (typeof wasm_bindgen === 'undefined') {
+  importScripts('./pkg/prvsight.js');
+}
+
+let ready = null;
+
+function asError(e) {
+  if (e && typeof e === 'object' && 'kind' in e && 'message' in e) return e;
+  const message = e instanceof Error ? `${e.message}` : String(e);
+  return {
+    kind: 'internal',
+    message: `the converter stopped: ${message}`,
+    hint: 'This is a bug in prvsight; please report it with the message (the browser console has details).',
+  };
+}
+
+const handlers = {
+  init(msg) {
+    ready = wasm_bindgen({ module_or_path: msg.wasm || './pkg/prvsight_bg.wasm' }).then(() => wasm_bindgen.version());
+    return ready;
+  },
+  async inspect(msg) {
+    await ready;
+    return wasm_bindgen.inspect(msg.inputs);
+  },
+  async convert(msg) {
+    await ready;
+    const { id } = msg;
+    const onChunk = (tag, bytes) => {
+      self.postMessage({ id, type: 'chunk', tag, bytes }, [bytes.buffer]);
+    };
+    const onProgress = (progress) => {
+      self.postMessage({ id, type: 'progress', progress });
+      return true;
+    };
+    const value = wasm_bindgen.convert(msg.inputs, msg.options || {}, onChunk, onProgress);
+    const transfer = [value.pcf.buffer, value.row.buffer];
+    return { value, transfer };
+  },
+};
+
+self.onmessage = async (ev) => {
+  const msg = ev.data;
+  const handler = handlers[msg.type];
+  if (!handler) {
+    self.postMessage({ id: msg.id, type: 'error', error: asError(`unknown request ${msg.type}`) });
+    return;
+  }
+  try {
+    const out = await handler(msg);
+    if (out && out.transfer) {
+      self.postMessage({ id: msg.id, type: 'done', value: out.value }, out.transfer);
+    } else {
+      self.postMessage({ id: msg.id, type: 'done', value: out });
+    }
+  } catch (e) {
+    self.postMessage({ id: msg.id, type: 'error', error: asError(e) });
+  }
+};
