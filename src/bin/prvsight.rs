@@ -83,6 +83,21 @@ mod cli {
             #[arg(long, default_value_t = 20)]
             top: usize,
         },
+        /// Write a synthetic nsys export of a built-in scenario (test data: NCCL, several GPUs,
+        /// CUDA graphs, GPU metrics): ddp4, zero3, pipeline4, graphs, graph_nodes, gpu_metrics.
+        #[command(hide = true)]
+        Synth {
+            scenario: String,
+            /// Output .sqlite file (replaced if it exists).
+            #[arg(short, long)]
+            output: PathBuf,
+            /// Moves host-side timings only; the same seed gives the same bytes.
+            #[arg(long, default_value_t = 1)]
+            seed: u64,
+            /// Also print the scenario's expected values (JSON) on stdout.
+            #[arg(long)]
+            spec: bool,
+        },
     }
 
     pub fn main() -> i32 {
@@ -107,6 +122,12 @@ mod cli {
                 bins,
                 top,
             } => metrics(&inputs, json, &nccl_as, nvtx_range, bins, top),
+            Command::Synth {
+                scenario,
+                output,
+                seed,
+                spec,
+            } => synth(&scenario, &output, seed, spec),
         };
         match result {
             Ok(()) => 0,
@@ -118,6 +139,26 @@ mod cli {
                 }
             }
         }
+    }
+
+    fn synth(scenario: &str, output: &Path, seed: u64, print_spec: bool) -> Result<()> {
+        let sc = prvsight::synth::build(scenario, seed)?;
+        sc.export.write_path(output)?;
+        if print_spec {
+            let json = serde_json::to_string_pretty(&sc.spec).map_err(|e| Error::Write {
+                what: "the scenario spec".into(),
+                detail: e.to_string(),
+            })?;
+            println!("{json}");
+        }
+        eprintln!(
+            "prvsight: wrote {} (synthetic nsys {} export, scenario {}: {}, seed {seed})",
+            output.display(),
+            prvsight::synth::PRODUCT_VERSION,
+            scenario,
+            sc.spec.summary
+        );
+        Ok(())
     }
 
     fn metrics(
