@@ -1,6 +1,6 @@
 //! What the user chose to convert.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::str::FromStr;
 
@@ -107,6 +107,82 @@ pub struct Options {
     /// How the clocks of several reports are put on one timeline.
     #[serde(default)]
     pub align: Align,
+    /// Keep only part of the timeline in the trace (the metrics keep the whole run).
+    #[serde(default)]
+    pub chop: Option<Chop>,
+    /// Per family, regions shorter than this (ns) are left out of the trace's events (states and
+    /// metrics still count them): a coarse overview of a huge run.
+    #[serde(default)]
+    pub min_duration: BTreeMap<Family, u64>,
+}
+
+/// Which part of the timeline a trace keeps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Chop {
+    /// From the start of the first to the end of the last selected instance of an NVTX range
+    /// (`instance` 1-based, counted per report; `None` = every instance).
+    NvtxRange { name: String, instance: Option<u32> },
+    /// [start, end) in ns from the start of the (uncut) trace.
+    Window { start: u64, end: u64 },
+}
+
+impl Chop {
+    /// `NAME` or `NAME:N`.
+    pub fn parse_nvtx(s: &str) -> Result<Chop, String> {
+        match s.rsplit_once(':') {
+            Some((name, n)) if !name.is_empty() && n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() => {
+                let n: u32 = n.parse().map_err(|_| format!("bad instance number in '{s}'"))?;
+                if n == 0 {
+                    return Err("NVTX range instances count from 1".into());
+                }
+                Ok(Chop::NvtxRange { name: name.to_owned(), instance: Some(n) })
+            }
+            _ if s.is_empty() => Err("empty NVTX range name".into()),
+            _ => Ok(Chop::NvtxRange { name: s.to_owned(), instance: None }),
+        }
+    }
+
+    /// `START..END` with units ns, us, ms, s (default ns), e.g. `1.5s..2s`.
+    pub fn parse_window(s: &str) -> Result<Chop, String> {
+        let (a, b) = s.split_once("..").ok_or_else(|| format!("window '{s}' must look like START..END (e.g. 1s..2.5s)"))?;
+        let (start, end) = (parse_duration(a)?, parse_duration(b)?);
+        if end <= start {
+            return Err(format!("window '{s}' ends before it starts"));
+        }
+        Ok(Chop::Window { start, end })
+    }
+}
+
+/// `5us`, `1.5ms`, `2s`, `300` (ns) → nanoseconds.
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let x: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration (e.g. 5us, 1.5ms, 2s)"))?;
+    let scale = match unit.trim() {
+        "" | "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        u => return Err(format!("unknown time unit '{u}' in '{s}' (ns, us, ms, s)")),
+    };
+    let ns = x * scale;
+    if !ns.is_finite() || ns < 0.0 || ns > 9.0e18 {
+        return Err(format!("duration '{s}' is out of range"));
+    }
+    Ok(ns.round() as u64)
+}
+
+/// `kernel=5us,cuda-api=20us` → per-family minimum durations.
+pub fn parse_min_durations(s: &str) -> Result<BTreeMap<Family, u64>, String> {
+    s.split(',')
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| {
+            let (f, d) = p.split_once('=').ok_or_else(|| format!("'{p}' must be FAMILY=DURATION, e.g. kernel=5us"))?;
+            Ok((Family::from_str(f)?, parse_duration(d)?))
+        })
+        .collect()
 }
 
 /// Clock alignment of several reports.
@@ -136,7 +212,7 @@ impl FromStr for Align {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { families: None, align: Align::SessionStart }
+        Options { families: None, align: Align::SessionStart, chop: None, min_duration: BTreeMap::new() }
     }
 }
 

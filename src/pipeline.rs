@@ -7,14 +7,14 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::model::{
+use crate::model::{Ns, OutputCut, 
     Device, Host, Names, ObjectModel, Process, Sink, SourceInfo, ThreadId, ThreadKind, ThreadObj,
     TraceInfo,
 };
 use crate::nsys::cursor::{Cursor, Query, SourceCx};
 use crate::nsys::discover::{discover, Discovery};
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, Export, StringCache};
-use crate::options::{Align, Family, Options};
+use crate::options::{Align, Chop, Family, Options};
 
 /// Progress of a conversion, reported to the face (progress bar, worker messages).
 #[derive(Clone, Debug, Serialize)]
@@ -329,6 +329,58 @@ fn mpi_init_end(ex: &Export) -> Result<i64> {
     found.ok_or_else(|| Error::BadData { file: ex.label.clone(), why: "no MPI_Init call to align on (--align mpi-init)".into() })
 }
 
+/// The part of the (uncut) trace timeline that `chop` keeps.
+pub fn resolve_chop(exports: &[Export], plan: &Plan, chop: &Chop) -> Result<(Ns, Ns)> {
+    let end = plan.trace.end_time;
+    match chop {
+        Chop::Window { start, end: stop } => {
+            if *start >= end {
+                return Err(Error::Usage(format!("window starts at {start} ns, after the end of the trace ({end} ns)")));
+            }
+            Ok((*start, (*stop).min(end)))
+        }
+        Chop::NvtxRange { name, instance } => {
+            let mut lo: Option<Ns> = None;
+            let mut hi: Option<Ns> = None;
+            for (src, ex) in exports.iter().enumerate() {
+                let s = &ex.schema;
+                if !s.has_columns("NVTX_EVENTS", &["start", "end", "eventType", "text"]) {
+                    continue;
+                }
+                let text = if s.has_column("NVTX_EVENTS", "textId") {
+                    format!("COALESCE(e.text, (SELECT value FROM {} WHERE id = e.textId))", s.strings_table)
+                } else {
+                    "e.text".to_owned()
+                };
+                let sql = format!(
+                    "SELECT e.start, e.end FROM NVTX_EVENTS e WHERE e.eventType IN (59, 70, 60, 71) \
+                     AND e.end IS NOT NULL AND e.end >= e.start AND {text} = ?1 ORDER BY e.start, e.rowid"
+                );
+                let mut st = ex.conn.prepare(&sql).map_err(|e| Error::read(&ex.label, "NVTX ranges", e))?;
+                let rows = st
+                    .query_map([name], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+                    .map_err(|e| Error::read(&ex.label, "NVTX ranges", e))?;
+                for (k, row) in rows.enumerate() {
+                    let (a, b) = row.map_err(|e| Error::read(&ex.label, "NVTX ranges", e))?;
+                    if instance.is_some_and(|n| n as usize != k + 1) {
+                        continue;
+                    }
+                    let to_trace = |t: i64| (t + plan.shifts[src]).clamp(0, end as i64) as Ns;
+                    lo = Some(lo.map_or(to_trace(a), |x| x.min(to_trace(a))));
+                    hi = Some(hi.map_or(to_trace(b), |x| x.max(to_trace(b))));
+                }
+            }
+            match (lo, hi) {
+                (Some(lo), Some(hi)) if hi > lo => Ok((lo, hi)),
+                _ => Err(Error::Usage(format!(
+                    "no NVTX range named '{name}'{} in the inputs; `prvsight info` lists the ranges",
+                    instance.map(|n| format!(" with an instance {n}")).unwrap_or_default()
+                ))),
+            }
+        }
+    }
+}
+
 /// Converts `exports` once, feeding every sink.
 pub fn run(
     exports: &[Export],
@@ -337,6 +389,14 @@ pub fn run(
     progress: &mut ProgressFn,
 ) -> Result<Summary> {
     let plan = plan(exports, opts)?;
+    let window = match &opts.chop {
+        Some(c) => Some(resolve_chop(exports, &plan, c)?),
+        None => None,
+    };
+    let cut = OutputCut { window, min_duration: opts.min_duration.clone() };
+    for s in sinks.iter_mut() {
+        s.set_output_cut(&cut);
+    }
     let estimate: u64 = plan.discoveries.iter().map(|d| d.record_estimate).sum();
     let mut names = Names::new();
 

@@ -14,7 +14,7 @@ pub mod sink;
 pub use names::{NameId, Names};
 pub use objects::{Device, Host, ObjectModel, Process, ThreadId, ThreadKind, ThreadObj};
 pub use record::*;
-pub use sink::Sink;
+pub use sink::{OutputCut, Sink};
 
 /// Nanoseconds since the trace origin.
 pub type Ns = u64;

@@ -5,7 +5,19 @@
 use crate::error::Result;
 use crate::model::{Names, Record, TraceInfo};
 
+/// How a trace-writing sink should cut its output (see `Options::chop` / `min_duration`).
+#[derive(Clone, Debug, Default)]
+pub struct OutputCut {
+    /// Keep [start, end] of the timeline (ns), rebased to 0.
+    pub window: Option<(crate::model::Ns, crate::model::Ns)>,
+    /// Per family, regions shorter than this leave no events.
+    pub min_duration: std::collections::BTreeMap<crate::options::Family, u64>,
+}
+
 pub trait Sink {
+    /// Called once before [`begin`](Self::begin) by sinks that write a trace; others ignore it.
+    fn set_output_cut(&mut self, _cut: &OutputCut) {}
+
     /// Called once, before any record, when all resources and the time span are known.
     fn begin(&mut self, _trace: &TraceInfo, _names: &Names) -> Result<()> {
         Ok(())

@@ -9,5 +9,6 @@ pub mod pcf;
 pub mod prv;
 pub mod row;
 pub mod states;
+pub mod window;
 
 pub use prv::ParaverWriter;

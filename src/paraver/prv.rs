@@ -17,6 +17,8 @@ use std::io::Write;
 
 use super::events::*;
 use super::states;
+use super::window::{Cut, Window};
+use crate::options::Family;
 use crate::error::{Error, Result};
 use crate::model::*;
 
@@ -78,6 +80,10 @@ pub struct ParaverWriter<'w> {
     process_of: Vec<usize>,
     /// Event type of each GPU metric → its name.
     pub(crate) metric_labels: BTreeMap<u32, NameId>,
+    /// Cut to a time window, if asked (see window.rs).
+    window: Option<Window>,
+    /// Regions shorter than this per family write no events.
+    min_duration: BTreeMap<Family, Ns>,
     /// NCCL payloads waiting for the kernel their launch call caused: (process, correlation id).
     nccl_pending: HashMap<(usize, u64), Vec<(u32, u64)>>,
     /// NCCL facts parsed from kernel names, per name.
@@ -110,6 +116,8 @@ impl<'w> ParaverWriter<'w> {
             is_gpu: Vec::new(),
             process_of: Vec::new(),
             metric_labels: BTreeMap::new(),
+            window: None,
+            min_duration: BTreeMap::new(),
             nccl_pending: HashMap::new(),
             nccl_names: HashMap::new(),
             end_time: 0,
@@ -129,6 +137,22 @@ impl<'w> ParaverWriter<'w> {
     }
 
     fn write_line(&mut self, line: &str) -> Result<()> {
+        if let Some(w) = self.window.as_mut() {
+            match w.cut(line) {
+                Cut::Drop => return Ok(()),
+                Cut::Keep(l) => return self.write_raw(&l),
+                Cut::OpenThenKeep(pre, l) => {
+                    for p in pre {
+                        self.write_raw(&p)?;
+                    }
+                    return self.write_raw(&l);
+                }
+            }
+        }
+        self.write_raw(line)
+    }
+
+    fn write_raw(&mut self, line: &str) -> Result<()> {
         self.lines_written += 1;
         self.prv
             .write_all(line.as_bytes())
@@ -310,6 +334,14 @@ impl<'w> ParaverWriter<'w> {
             op.next_on_stream,
             states::of_gpu_op(&op.kind),
         )?;
+        let family = match op.kind {
+            GpuOpKind::Kernel(_) => Family::Kernel,
+            GpuOpKind::Memcpy(_) => Family::Memcpy,
+            GpuOpKind::Memset(_) => Family::Memset,
+        };
+        if self.too_short(family, op.start, op.end) {
+            return Ok(());
+        }
         use ValueLabels::*;
         match &op.kind {
             GpuOpKind::Kernel(k) => {
@@ -389,6 +421,14 @@ impl<'w> ParaverWriter<'w> {
             call.next_on_thread,
             states::of_host(call.activity),
         )?;
+        let family = match call.kind {
+            HostCallKind::Cuda(_) => Family::CudaApi,
+            HostCallKind::Mpi(_) => Family::Mpi,
+            HostCallKind::Os(_) => Family::Osrt,
+        };
+        if self.too_short(family, call.start, call.end) {
+            return Ok(());
+        }
         match &call.kind {
             HostCallKind::Cuda(c) => {
                 self.note_nccl_launch(call, c, names);
@@ -441,7 +481,15 @@ impl<'w> ParaverWriter<'w> {
         }
     }
 
+    /// True when `--min-duration` leaves this region out of the events.
+    fn too_short(&self, family: Family, start: Ns, end: Ns) -> bool {
+        self.min_duration.get(&family).is_some_and(|&min| end - start < min)
+    }
+
     fn nvtx(&mut self, r: &NvtxRange) -> Result<()> {
+        if self.too_short(Family::Nvtx, r.start, r.end) {
+            return Ok(());
+        }
         let value = Self::name_value(r.name);
         let mut pairs: Vec<(u32, u64)> = Vec::with_capacity(3);
         let mut labels = Vec::with_capacity(3);
@@ -570,6 +618,11 @@ impl ParaverWriter<'_> {
 }
 
 impl Sink for ParaverWriter<'_> {
+    fn set_output_cut(&mut self, cut: &OutputCut) {
+        self.window = cut.window.map(|(a, b)| Window::new(a, b));
+        self.min_duration = cut.min_duration.clone();
+    }
+
     fn begin(&mut self, trace: &TraceInfo, _names: &Names) -> Result<()> {
         let o = &trace.objects;
         self.ids = o.paraver_ids();
@@ -597,7 +650,7 @@ impl Sink for ParaverWriter<'_> {
         let mut h = format!(
             "#Paraver ({}):{}_ns:{}(",
             trace.date_label,
-            trace.end_time,
+            self.window.as_ref().map_or(trace.end_time, Window::span),
             o.hosts.len()
         );
         h.push_str(&vec!["1"; o.hosts.len()].join(","));
@@ -656,6 +709,11 @@ impl Sink for ParaverWriter<'_> {
 
     fn finish(&mut self, trace: &TraceInfo, names: &Names) -> Result<()> {
         self.flush_until(Ns::MAX)?;
+        if let Some(w) = self.window.as_mut() {
+            for line in w.close() {
+                self.write_raw(&line)?;
+            }
+        }
         self.prv
             .flush()
             .map_err(|e| Error::write("the .prv trace", e))?;
