@@ -43,9 +43,8 @@ mod cli {
             /// Output trace: NAME.prv or NAME.prv.gz (NAME.pcf and NAME.row are written beside it).
             #[arg(short, long)]
             output: Option<PathBuf>,
-            /// Record families to convert, comma-separated: kernel,memcpy,memset,cuda-api,nvtx (default: all present).
-            #[arg(short = 't', long = "trace")]
-            trace: Option<String>,
+            #[command(flatten)]
+            select: Selection,
             /// No progress bar and no summary.
             #[arg(short, long)]
             quiet: bool,
@@ -61,6 +60,26 @@ mod cli {
             /// Accept threads whose states leave gaps in [0, end] (traces not written by prvsight).
             #[arg(long)]
             allow_state_gaps: bool,
+        },
+        /// Convert exports into one zip for Paraver: trace (.prv.gz .pcf .row), cfgs/, metrics.json, README.txt.
+        Bundle {
+            /// Exports written by `nsys export --type sqlite` (one per rank/process).
+            #[arg(required = true)]
+            inputs: Vec<PathBuf>,
+            /// Output archive NAME.zip; NAME also names the folder and the trace files inside.
+            #[arg(short, long)]
+            output: PathBuf,
+            #[command(flatten)]
+            select: Selection,
+            /// Store the .prv uncompressed in the archive.
+            #[arg(long)]
+            no_gzip: bool,
+            /// Leave metrics.json out.
+            #[arg(long)]
+            no_metrics: bool,
+            /// No summary.
+            #[arg(short, long)]
+            quiet: bool,
         },
         /// GPU efficiency metrics (POP/TALP device factors, time breakdown, overlap, top kernels, NVTX ranges).
         Metrics {
@@ -100,15 +119,65 @@ mod cli {
         },
     }
 
+    /// What to convert and how to lay it out in time (shared by convert and bundle).
+    #[derive(clap::Args, Clone, Debug)]
+    pub struct Selection {
+        /// Record families to convert, comma-separated: kernel,memcpy,memset,cuda-api,nvtx,mpi,osrt (default: all present).
+        #[arg(short = 't', long = "trace")]
+        pub trace: Option<String>,
+        /// Clock alignment of several reports: session-start (default), mpi-init, none.
+        #[arg(long, default_value = "session-start")]
+        pub align: String,
+        /// Keep only the time inside an NVTX range: NAME (first to last instance) or NAME:N (the N-th).
+        #[arg(short = 'f', long = "nvtx-range", conflicts_with = "window")]
+        pub nvtx_range: Option<String>,
+        /// Keep only a time window of the trace, e.g. 1.5s..2s (units ns, us, ms, s).
+        #[arg(long)]
+        pub window: Option<String>,
+        /// Leave regions shorter than this out of the trace's events, per family: kernel=5us,cuda-api=20us.
+        #[arg(long = "min-duration")]
+        pub min_duration: Option<String>,
+    }
+
+    impl Selection {
+        pub fn options(&self) -> Result<Options> {
+            let mut o = Options::default();
+            if let Some(t) = &self.trace {
+                o.families = Some(Options::parse_families(t).map_err(Error::Usage)?);
+            }
+            o.align = self.align.parse().map_err(Error::Usage)?;
+            if let Some(r) = &self.nvtx_range {
+                o.chop = Some(prvsight::options::Chop::parse_nvtx(r).map_err(Error::Usage)?);
+            }
+            if let Some(w) = &self.window {
+                o.chop = Some(prvsight::options::Chop::parse_window(w).map_err(Error::Usage)?);
+            }
+            if let Some(m) = &self.min_duration {
+                o.min_duration = prvsight::options::parse_min_durations(m).map_err(Error::Usage)?;
+            }
+            Ok(o)
+        }
+    }
+
     pub fn main() -> i32 {
         let cli = Cli::parse();
         let result = match cli.command {
             Command::Convert {
                 inputs,
                 output,
-                trace,
+                select,
                 quiet,
-            } => convert(&inputs, output, trace, quiet),
+            } => select.options().and_then(|o| convert(&inputs, output, &o, quiet)),
+            Command::Bundle {
+                inputs,
+                output,
+                select,
+                no_gzip,
+                no_metrics,
+                quiet,
+            } => select
+                .options()
+                .and_then(|o| bundle(&inputs, &output, &o, !no_gzip, !no_metrics, quiet)),
             Command::Info { inputs } => info(&inputs),
             Command::Check {
                 trace,
@@ -193,14 +262,6 @@ mod cli {
             .map_err(|e| Error::write("standard output", e))
     }
 
-    fn options(trace: Option<String>) -> Result<Options> {
-        let mut o = Options::default();
-        if let Some(t) = trace {
-            o.families = Some(Options::parse_families(&t).map_err(Error::Usage)?);
-        }
-        Ok(o)
-    }
-
     /// `out.prv.gz` → (`out.prv.gz`, `out.pcf`, `out.row`, gzip?).
     fn output_paths(
         output: Option<PathBuf>,
@@ -235,13 +296,30 @@ mod cli {
         inputs.iter().map(|p| Export::open_path(p)).collect()
     }
 
-    fn convert(
-        inputs: &[PathBuf],
-        output: Option<PathBuf>,
-        trace: Option<String>,
-        quiet: bool,
-    ) -> Result<()> {
-        let opts = options(trace)?;
+    /// `prvsight bundle`: the same archive as the page's "download bundle" (src/bundle.rs).
+    fn bundle(inputs: &[PathBuf], output: &Path, opts: &Options, gzip: bool, metrics: bool, quiet: bool) -> Result<()> {
+        use prvsight::bundle::{stem_for, write_bundle, BundleOptions};
+        let name = output.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let Some(stem) = name.strip_suffix(".zip").filter(|s| !s.is_empty()) else {
+            return Err(Error::Usage(format!("output '{}' must be NAME.zip", output.display())));
+        };
+        let bopts = BundleOptions {
+            stem: stem_for(&[stem]),
+            gzip,
+            metrics: metrics.then(Default::default),
+        };
+        let exports = open_all(inputs)?;
+        let (done, _) = write_bundle(&exports, opts, &bopts, create(output)?, &mut |_| true)?;
+        for w in &done.summary.warnings {
+            eprintln!("prvsight: warning: {w}");
+        }
+        if !quiet {
+            eprintln!("prvsight: wrote {} ({} records)", output.display(), done.summary.records);
+        }
+        Ok(())
+    }
+
+    fn convert(inputs: &[PathBuf], output: Option<PathBuf>, opts: &Options, quiet: bool) -> Result<()> {
         let (prv_path, pcf_path, row_path, gz) = output_paths(output, &inputs[0])?;
         let exports = open_all(inputs)?;
         let started = Instant::now();
@@ -261,7 +339,7 @@ mod cli {
             let mut enc = GzEncoder::new(prv_file, flate2::Compression::new(6));
             let s = {
                 let mut w = ParaverWriter::new(Box::new(&mut enc), Box::new(pcf), Box::new(row));
-                pipeline::run(&exports, &opts, &mut [&mut w], &mut progress)?
+                pipeline::run(&exports, opts, &mut [&mut w], &mut progress)?
             };
             enc.try_finish()
                 .and_then(|_| enc.get_mut().flush())
@@ -269,7 +347,7 @@ mod cli {
             s
         } else {
             let mut w = ParaverWriter::new(Box::new(prv_file), Box::new(pcf), Box::new(row));
-            pipeline::run(&exports, &opts, &mut [&mut w], &mut progress)?
+            pipeline::run(&exports, opts, &mut [&mut w], &mut progress)?
         };
         if show {
             eprint!("\r\x1b[2K");
