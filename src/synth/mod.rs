@@ -10,6 +10,25 @@
 //! seed always give the same bytes; the seed moves only host-side timings.
 //!
 //! Native only (`prvsight synth SCENARIO -o out.sqlite`, tests, benchmarks).
+//!
+//! ```
+//! use prvsight::synth::{names, ExportBuilder, NvtxText, Session, StreamKind};
+//! let mut b = ExportBuilder::new(
+//!     "tiny",
+//!     Session { utc_epoch_ns: 1_780_000_000_000_000_000, system_clock_ns: 0, hostname: "node0".into() },
+//! );
+//! let p = b.add_process(4242, "python3", Some(0), 1_000);
+//! let t = b.main_thread(p);
+//! let gpu = b.add_gpu(0, "NVIDIA H100 80GB HBM3");
+//! let s = b.add_stream(p, gpu, 7, StreamKind::Default);
+//! let corr = b.correlation(p.pid);
+//! b.runtime_call(t, 10_000, 5_000, "cudaLaunchKernel_v7000", corr);
+//! b.kernel(s, 20_000, 40_000, &names::elementwise_add(), [46_800, 1, 1], [128, 1, 1], corr)?;
+//! b.nvtx_push_pop(t, 9_000, 70_000, NvtxText::Inline("step"), 0, None)?;
+//! let ex = prvsight::nsys::Export::from_bytes(&b.to_bytes()?, "tiny.sqlite")?;
+//! assert_eq!(ex.schema.schema_version.as_deref(), Some("3.25.0"));
+//! # Ok::<(), prvsight::Error>(())
+//! ```
 
 pub mod builder;
 pub mod ddl;
