@@ -44,7 +44,9 @@ impl Efficiency {
         let sum: u64 = gpus.iter().map(|g| g.useful).sum();
         let max_useful = gpus.iter().map(|g| g.useful).max().unwrap_or(0);
         let max_active = gpus.iter().map(|g| g.active).max().unwrap_or(0);
-        let (s, nf, t) = (sum as f64, n as f64, elapsed as f64);
+        let (s, nf) = (sum as f64, n as f64);
+        // Without GPUs there is no device model at all: every factor is undefined.
+        let t = if n == 0 { 0.0 } else { elapsed as f64 };
         Efficiency {
             elapsed_ns: elapsed,
             gpus: n,
@@ -94,6 +96,7 @@ mod tests {
         let e = Efficiency::compute(&[], 100);
         assert_eq!(e.parallel_efficiency, None);
         assert_eq!(e.load_balance, None);
+        assert_eq!(e.orchestration_efficiency, None);
         let idle = Efficiency::compute(&[GpuTimes::default()], 100);
         assert_eq!(idle.parallel_efficiency, Some(0.0));
         assert_eq!(idle.load_balance, None);

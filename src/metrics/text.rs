@@ -89,6 +89,106 @@ pub fn render(r: &MetricsReport) -> String {
     ));
     line(String::new());
 
+    if e.gpus == 0 {
+        line(
+            "Device efficiency: no GPU activity in the trace (the device model does not apply)"
+                .into(),
+        );
+        line(String::new());
+    } else {
+        device_sections(r, &mut line);
+    }
+
+    if !r.nvtx.ranges.is_empty() {
+        line(format!(
+            "NVTX ranges ({} of {} distinct, by total time; factors inside the instances)",
+            r.nvtx.ranges.len(),
+            r.nvtx.distinct
+        ));
+        line(format!(
+            "  {:<40}{:>8}{:>13}{:>13}{:>9}{:>9}{:>9}{:>9}",
+            "range", "count", "total", "mean", "PE", "LB", "CommE", "OrchE"
+        ));
+        for n in &r.nvtx.ranges {
+            let name = if n.domain.is_empty() {
+                n.name.clone()
+            } else {
+                format!("{}:{}", n.domain, n.name)
+            };
+            let f = &n.efficiency;
+            line(format!(
+                "  {:<40}{:>8}{:>13}{:>13}{:>9}{:>9}{:>9}{:>9}",
+                clip(&name, 39),
+                n.count,
+                fmt_ns(n.total_ns as f64),
+                fmt_ns(n.mean_ns),
+                frac(f.parallel_efficiency),
+                frac(f.load_balance),
+                frac(f.communication_efficiency),
+                frac(f.orchestration_efficiency)
+            ));
+        }
+        line(String::new());
+    }
+
+    match &r.host {
+        None => line("Host-side POP model (MPI): no MPI calls in the trace".into()),
+        Some(h) => {
+            line(format!(
+                "Host-side POP model (MPI ranks; useful = outside MPI on the main thread; PE = LB × CommE), N = {}",
+                h.ranks.len()
+            ));
+            line(format!(
+                "  Parallel efficiency       PE    {:>9}",
+                frac(h.parallel_efficiency)
+            ));
+            line(format!(
+                "  Load balance              LB    {:>9}",
+                frac(h.load_balance)
+            ));
+            line(format!(
+                "  Communication efficiency  CommE {:>9}",
+                frac(h.communication_efficiency)
+            ));
+            line(format!(
+                "  {:<36}{:>14}{:>14}{:>9}{:>10}",
+                "rank (pid, host)", "useful", "MPI", "useful", "MPI calls"
+            ));
+            for k in &h.ranks {
+                let who = match k.rank {
+                    Some(rk) => format!("rank {rk} ({}, {})", k.pid, k.host),
+                    None => format!("pid {} ({})", k.pid, k.host),
+                };
+                line(format!(
+                    "  {:<36}{:>14}{:>14}{:>9}{:>10}{}",
+                    clip(&who, 35),
+                    fmt_ns(k.useful_ns as f64),
+                    fmt_ns(k.mpi_ns as f64),
+                    frac((h.elapsed_ns > 0).then(|| k.useful_ns as f64 / h.elapsed_ns as f64)),
+                    k.mpi_calls,
+                    if k.other_thread_calls > 0 {
+                        format!(
+                            "  (+{} on other threads, not counted)",
+                            k.other_thread_calls
+                        )
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+        }
+    }
+    line(String::new());
+    line("Definitions".into());
+    for d in &r.definitions {
+        line(format!("  {}: {}", d.term, d.meaning));
+    }
+    o
+}
+
+/// Everything about the GPUs: factors, per-GPU table, breakdown, overlap, kernels, histograms.
+fn device_sections(r: &MetricsReport, line: &mut dyn FnMut(String)) {
+    let e = &r.efficiency;
     line("Device efficiency (POP/TALP model; PE = LB × CommE × OrchE)".into());
     line(format!(
         "  Parallel efficiency       PE    {:>9}",
@@ -283,92 +383,6 @@ pub fn render(r: &MetricsReport) -> String {
         }
         line(String::new());
     }
-
-    if !r.nvtx.ranges.is_empty() {
-        line(format!(
-            "NVTX ranges ({} of {} distinct, by total time; factors inside the instances)",
-            r.nvtx.ranges.len(),
-            r.nvtx.distinct
-        ));
-        line(format!(
-            "  {:<40}{:>8}{:>13}{:>13}{:>9}{:>9}{:>9}{:>9}",
-            "range", "count", "total", "mean", "PE", "LB", "CommE", "OrchE"
-        ));
-        for n in &r.nvtx.ranges {
-            let name = if n.domain.is_empty() {
-                n.name.clone()
-            } else {
-                format!("{}:{}", n.domain, n.name)
-            };
-            let f = &n.efficiency;
-            line(format!(
-                "  {:<40}{:>8}{:>13}{:>13}{:>9}{:>9}{:>9}{:>9}",
-                clip(&name, 39),
-                n.count,
-                fmt_ns(n.total_ns as f64),
-                fmt_ns(n.mean_ns),
-                frac(f.parallel_efficiency),
-                frac(f.load_balance),
-                frac(f.communication_efficiency),
-                frac(f.orchestration_efficiency)
-            ));
-        }
-        line(String::new());
-    }
-
-    match &r.host {
-        None => line("Host-side POP model (MPI): no MPI calls in the trace".into()),
-        Some(h) => {
-            line(format!(
-                "Host-side POP model (MPI ranks; useful = outside MPI on the main thread; PE = LB × CommE), N = {}",
-                h.ranks.len()
-            ));
-            line(format!(
-                "  Parallel efficiency       PE    {:>9}",
-                frac(h.parallel_efficiency)
-            ));
-            line(format!(
-                "  Load balance              LB    {:>9}",
-                frac(h.load_balance)
-            ));
-            line(format!(
-                "  Communication efficiency  CommE {:>9}",
-                frac(h.communication_efficiency)
-            ));
-            line(format!(
-                "  {:<36}{:>14}{:>14}{:>9}{:>10}",
-                "rank (pid, host)", "useful", "MPI", "useful", "MPI calls"
-            ));
-            for k in &h.ranks {
-                let who = match k.rank {
-                    Some(rk) => format!("rank {rk} ({}, {})", k.pid, k.host),
-                    None => format!("pid {} ({})", k.pid, k.host),
-                };
-                line(format!(
-                    "  {:<36}{:>14}{:>14}{:>9}{:>10}{}",
-                    clip(&who, 35),
-                    fmt_ns(k.useful_ns as f64),
-                    fmt_ns(k.mpi_ns as f64),
-                    frac((h.elapsed_ns > 0).then(|| k.useful_ns as f64 / h.elapsed_ns as f64)),
-                    k.mpi_calls,
-                    if k.other_thread_calls > 0 {
-                        format!(
-                            "  (+{} on other threads, not counted)",
-                            k.other_thread_calls
-                        )
-                    } else {
-                        String::new()
-                    }
-                ));
-            }
-        }
-    }
-    line(String::new());
-    line("Definitions".into());
-    for d in &r.definitions {
-        line(format!("  {}: {}", d.term, d.meaning));
-    }
-    o
 }
 
 /// One character per bin from the shortest to the longest non-empty bin, with both ends labelled.
