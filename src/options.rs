@@ -26,11 +26,13 @@ pub enum Family {
     Osrt,
     /// Sampled GPU metrics (GPU_METRICS, named by TARGET_INFO_GPU_METRICS).
     GpuMetrics,
+    /// CPU scheduling: which CPU each thread ran on (SCHED_EVENTS).
+    Sched,
 }
 
 impl Family {
-    pub const ALL: [Family; 8] =
-        [Family::Kernel, Family::Memcpy, Family::Memset, Family::CudaApi, Family::Nvtx, Family::Mpi, Family::Osrt, Family::GpuMetrics];
+    pub const ALL: [Family; 9] =
+        [Family::Kernel, Family::Memcpy, Family::Memset, Family::CudaApi, Family::Nvtx, Family::Mpi, Family::Osrt, Family::GpuMetrics, Family::Sched];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -42,6 +44,7 @@ impl Family {
             Family::Mpi => "mpi",
             Family::Osrt => "osrt",
             Family::GpuMetrics => "gpu-metrics",
+            Family::Sched => "sched",
         }
     }
 
@@ -51,6 +54,7 @@ impl Family {
             Family::Mpi => &["MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS"],
             Family::Osrt => &["OSRT_API"],
             Family::GpuMetrics => &["GPU_METRICS"],
+            Family::Sched => &["SCHED_EVENTS"],
             _ => std::slice::from_ref(match self {
                 Family::Kernel => &"CUPTI_ACTIVITY_KIND_KERNEL",
                 Family::Memcpy => &"CUPTI_ACTIVITY_KIND_MEMCPY",
@@ -87,6 +91,7 @@ impl FromStr for Family {
             "mpi" | "mpi-event-trace" => Family::Mpi,
             "osrt" | "os-runtime" => Family::Osrt,
             "gpu-metrics" | "metrics" => Family::GpuMetrics,
+            "sched" | "cpu-sched" | "scheduling" => Family::Sched,
             _ => {
                 let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
                 return Err(format!(

@@ -13,7 +13,7 @@ use crate::model::{Ns, OutputCut,
 };
 use crate::nsys::cursor::{Cursor, Query, SourceCx};
 use crate::nsys::discover::{discover, Discovery};
-use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, Export, StringCache};
+use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
 use crate::options::{Align, Chop, Family, Options};
 
 /// Progress of a conversion, reported to the face (progress bar, worker messages).
@@ -456,6 +456,9 @@ pub fn run(
         if fams.contains(&Family::GpuMetrics) {
             queries.push(gpu_metrics::query(src));
         }
+        if fams.contains(&Family::Sched) {
+            queries.push(sched::query(src));
+        }
     }
     progress(&Progress {
         phase: "sorting",
@@ -567,6 +570,7 @@ fn record_family_name(r: &crate::model::Record) -> &'static str {
         Record::Mark(_) => "nvtx-mark",
         Record::Message(_) => "mpi-message",
         Record::Metric(_) => "gpu-metric",
+        Record::Sched(_) => "sched",
         Record::Link(l) => match l.kind {
             crate::model::LinkKind::Launch => "link-launch",
             crate::model::LinkKind::Memory => "link-memory",

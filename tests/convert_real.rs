@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use common::{convert, count_prv, data, shared_traces, sql_count};
-use prvsight::{Error, Options};
+use prvsight::Options;
 
 fn all_real_exports() -> Vec<PathBuf> {
     let mut v = vec![data("testcuda_report1.sqlite")];
@@ -45,6 +45,9 @@ fn expected_threads(p: &Path) -> (u64, u64, u64) {
     }
     if table_exists(p, "OSRT_API") {
         tids.push("SELECT globalTid AS g FROM OSRT_API WHERE eventClass NOT IN (31, 32)".into());
+    }
+    if table_exists(p, "SCHED_EVENTS") {
+        tids.push("SELECT globalTid AS g FROM SCHED_EVENTS".into());
     }
     if table_exists(p, "NVTX_EVENTS") {
         tids.push("SELECT globalTid AS g FROM NVTX_EVENTS WHERE eventType IN (59,70,60,71,34)".into());
@@ -91,13 +94,6 @@ fn every_real_export_converts_with_exact_counts() {
     for path in all_real_exports() {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let result = convert(std::slice::from_ref(&path), &Options::default());
-        if name == "jacc_cg_trace.sqlite" {
-            // Only CPU sampling and one NVTX thread-name row: nothing this converter can show.
-            let err = result.err().expect("jacc_cg_trace has no events to convert");
-            assert!(matches!(err, Error::BadData { .. }), "{name}: {err}");
-            assert!(err.to_string().contains("no events to convert"), "{err}");
-            continue;
-        }
         let out = result.unwrap_or_else(|e| panic!("{name}: {e}"));
         converted += 1;
         let c = count_prv(&out.prv);
@@ -136,6 +132,8 @@ fn every_real_export_converts_with_exact_counts() {
             assert_eq!(mpi_in_prv, mpi_rows, "{name}: MPI calls");
         }
         // eventClass 31/32 rows are the OS runtime tracer's start/stop markers, not calls.
+        // CPU scheduling: one region per switch-in (jacc_cg_trace has only this and CPU samples).
+        assert_eq!(b(65_000_000), count_rows(&path, "SCHED_EVENTS", "WHERE isSchedIn = 1"), "{name}: CPU runs");
         assert_eq!(b(64_000_000), count_rows(&path, "OSRT_API", "WHERE eventClass NOT IN (31, 32)"), "{name}: OS runtime calls");
 
         // Header: tasks = processes with activity, threads = host threads with activity + streams.

@@ -296,9 +296,19 @@ pub struct MetricSample {
     pub value: u64,
 }
 
+/// A thread running on a CPU between a context switch in and the next one out.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CpuRun {
+    pub thread: ThreadId,
+    pub start: Ns,
+    pub end: Ns,
+    pub cpu: u32,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Record {
     Gpu(GpuOp),
+    Sched(CpuRun),
     Metric(MetricSample),
     Message(Message),
     Host(HostCall),
@@ -318,6 +328,7 @@ impl Record {
             Record::Link(r) => r.send,
             Record::Message(m) => m.send,
             Record::Metric(m) => m.time,
+            Record::Sched(r) => r.start,
         }
     }
 
@@ -331,6 +342,7 @@ impl Record {
             Record::Mark(_) => 4,
             Record::Message(_) => 5,
             Record::Metric(_) => 6,
+            Record::Sched(_) => 7,
         }
     }
 }

@@ -110,6 +110,7 @@ pub enum CursorKind {
     Link,
     MpiSend,
     GpuMetrics,
+    Sched,
 }
 
 /// A prepared, time-ordered query of one family in one export.
@@ -149,6 +150,7 @@ impl Cursor<'_> {
                 CursorKind::Link => super::links::decode(row, cx),
                 CursorKind::MpiSend => super::mpi_p2p::decode(row, self.source, cxs),
                 CursorKind::GpuMetrics => super::gpu_metrics::decode(row, cx, names),
+                CursorKind::Sched => super::sched::decode(row, cx),
             }?;
             if rec.is_some() {
                 self.head = rec;

@@ -245,6 +245,18 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
     if d.families.contains(&Family::GpuMetrics) {
         read_gpu_metrics(ex, &mut d)?;
     }
+    if d.families.contains(&Family::Sched) {
+        let t = super::sched::TABLE;
+        s.require_columns(&ex.label, t, &["start", "cpu", "isSchedIn", "globalTid"])?;
+        let sql = format!("SELECT globalTid, MIN(start), MAX(start), COUNT(*) FROM {t} WHERE start IS NOT NULL AND globalTid IS NOT NULL GROUP BY 1");
+        for (gt, lo, hi, n) in rows(ex, t, &sql, [], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, Option<i64>>(2)?, r.get::<_, i64>(3)?))
+        })? {
+            d.host_threads.entry(gt).or_default();
+            d.record_estimate += n as u64 / 2;
+            d.widen(lo, hi);
+        }
+    }
     for &gt in d.host_threads.keys() {
         d.processes
             .entry(process_key(gt))

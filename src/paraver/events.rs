@@ -65,6 +65,9 @@ pub const NCCL_COMMUNICATOR: u32 = 9505;
 pub const NCCL_RANKS: u32 = 9506;
 pub const NCCL_RANK: u32 = 9507;
 
+/// CPU a thread runs on (SCHED_EVENTS); value = CPU number + 1, 0 when descheduled.
+pub const ON_CPU: u32 = 65_000_000;
+
 /// Communication tags: API call → kernel launch, API call → memory operation.
 pub const TAG_LAUNCH: u64 = 55001;
 pub const TAG_MEMORY: u64 = 55002;
@@ -144,6 +147,7 @@ pub fn type_label(t: u32) -> Option<&'static str> {
         NVTX_MARK => "NVTX marks",
         NVTX_CATEGORY => "NVTX range category",
         OS_CALL => "OS runtime call",
+        ON_CPU => "Running on CPU",
         NCCL_COLLECTIVE => "NCCL collective",
         NCCL_ALGORITHM => "NCCL algorithm",
         NCCL_PROTOCOL => "NCCL protocol",

@@ -77,6 +77,7 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
                 ValueLabels::MemoryOps if *v == MEMSET_OP_VALUE => MEMSET_LABEL.to_owned(),
                 ValueLabels::MemoryOps => MEMCPY_KIND_LABELS[(*v - 1) as usize].to_owned(),
                 ValueLabels::MemKinds => MEM_KIND_LABELS[(*v - 1) as usize].to_owned(),
+                ValueLabels::Cpu => format!("CPU {}", v - 1),
                 ValueLabels::NcclCollective => nccl::COLLECTIVES[(*v - 1) as usize].to_owned(),
                 ValueLabels::NcclAlgorithm => nccl::ALGORITHMS[(*v - 1) as usize].to_owned(),
                 ValueLabels::NcclProtocol => nccl::PROTOCOLS[(*v - 1) as usize].to_owned(),

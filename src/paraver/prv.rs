@@ -32,6 +32,8 @@ pub enum ValueLabels {
     /// Fixed labels of memory operations / memory kinds.
     MemoryOps,
     MemKinds,
+    /// CPU number + 1.
+    Cpu,
     /// Fixed NCCL code tables (model::nccl).
     NcclCollective,
     NcclAlgorithm,
@@ -697,6 +699,7 @@ impl Sink for ParaverWriter<'_> {
             }
             Record::Link(l) => self.link(l),
             Record::Message(m) => self.message(m),
+            Record::Sched(r) => self.interval(r.thread, r.start, r.end, &[(ON_CPU, u64::from(r.cpu) + 1)], &[ValueLabels::Cpu]),
             Record::Metric(m) => {
                 let ty = metric_type(m.metric_id);
                 self.metric_labels.insert(ty, m.name);
