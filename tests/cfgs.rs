@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use prvsight::nsys::Export;
-use prvsight::paraver::cfg::{self, check_cfg, Level, TraceFacts, WindowKind};
+use prvsight::paraver::cfg::{self, check_cfg, Finding, Level, Severity, TraceFacts, WindowKind};
 use prvsight::paraver::check::{check_readers, CheckOptions};
 use prvsight::paraver::ParaverWriter;
 use prvsight::pipeline;
@@ -118,6 +118,7 @@ fn every_cfg_parses_cleanly_with_a_one_line_description() {
         let text = read_cfg(name);
         let c = cfg::parse(&text);
         assert!(c.problems.is_empty(), "{name}: {:#?}", c.problems);
+        assert!(c.warnings.is_empty(), "{name}: {:#?}", c.warnings);
         assert_eq!(c.version.as_deref(), Some("3.4"), "{name}");
         assert_eq!(c.num_windows, Some(c.windows.len() as u32), "{name}");
         let d = c
@@ -583,4 +584,72 @@ fn objects_and_levels_must_exist_in_the_trace() {
         &no_resources,
     );
     assert_eq!(p, ["window 1 'GPU kernels': level cpu needs a resource model, but the trace header has none"]);
+}
+
+#[test]
+fn applicability_on_the_shipped_sample_export() {
+    // 4 kernels, memcpys and API calls; no NCCL, no NVTX (tests/data/README.md).
+    let p = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/testcuda_report1.sqlite"
+    ));
+    if !p.is_file() {
+        eprintln!("SKIP: tests/data/testcuda_report1.sqlite is missing");
+        return;
+    }
+    let facts = facts_of(&p);
+    let not_applicable = [
+        "comm_compute_overlap.cfg",
+        "nccl_kernels.cfg",
+        "nvtx_pushpop.cfg",
+        "nvtx_startend.cfg",
+    ];
+    for name in CFGS {
+        let c = cfg::parse(&read_cfg(name));
+        assert_eq!(
+            cfg::cfg_applies(&c, &facts),
+            !not_applicable.contains(name),
+            "{name}: {:#?}",
+            cfg::assess_cfg(&c, &facts)
+        );
+    }
+    // Without NCCL, views that also list other GPU work still load: warnings only.
+    let c = cfg::parse(&read_cfg("gpu_active.cfg"));
+    assert_eq!(
+        cfg::assess_cfg(&c, &facts),
+        [
+            Finding {
+                severity: Severity::Warning,
+                message:
+                    "window 1 'GPU active': event type 63000007 is not declared in the trace's .pcf"
+                        .into()
+            },
+            Finding {
+                severity: Severity::Warning,
+                message: "window 1 'GPU active': event type 63000007 does not occur in the trace"
+                    .into()
+            },
+        ]
+    );
+    // A view of NCCL kernels alone has nothing to show: errors, and paramedir aborts.
+    let c = cfg::parse(&read_cfg("nccl_kernels.cfg"));
+    let f = cfg::assess_cfg(&c, &facts);
+    assert_eq!(f.len(), 3);
+    assert!(f.iter().all(|x| x.severity == Severity::Error), "{f:#?}");
+}
+
+#[test]
+fn ignored_lines_are_warnings_and_refused_lines_errors() {
+    let f = small_facts();
+    let text =
+        read_cfg("gpu_kernels.cfg").replace("window_units Nanoseconds", "window_units Fortnights");
+    let c = cfg::parse(&text);
+    assert!(c.problems.is_empty());
+    assert_eq!(c.warnings.len(), 1);
+    assert!(cfg::cfg_applies(&c, &f));
+    let text =
+        read_cfg("gpu_kernels.cfg").replace("{thread, Last Evt Val}", "{thread, Last Event Value}");
+    let c = cfg::parse(&text);
+    assert_eq!((c.problems.len(), c.warnings.len()), (1, 0));
+    assert!(!cfg::cfg_applies(&c, &f));
 }

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 pub use names::{COMM_STATISTICS, SEMANTIC_STATISTICS};
 pub use parse::parse;
-pub use require::{check_cfg, TraceFacts};
+pub use require::{assess_cfg, cfg_applies, check_cfg, Finding, Severity, TraceFacts};
 
 /// Object levels, in Paraver's order (process model, then resource model).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -179,7 +179,11 @@ pub struct Cfg {
     pub description: Option<String>,
     pub windows: Vec<Window>,
     pub analyzers: Vec<Analyzer>,
+    /// Lines Paraver refuses (the window or histogram is dropped, loading stops) or a file it
+    /// does not take for a cfg.
     pub problems: Vec<String>,
+    /// Lines Paraver silently ignores; the views still load.
+    pub warnings: Vec<String>,
 }
 
 impl Cfg {

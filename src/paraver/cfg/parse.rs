@@ -7,6 +7,25 @@ use super::values::{
 };
 use super::{names, Analyzer, Cfg, Level, Window, WindowKind};
 
+/// Why a line is a problem: Paraver refuses it (drops the window or histogram and stops reading
+/// the cfg, or the cfg is not loaded), or it silently ignores it (the view loads, minus that line).
+enum Issue {
+    Refused(String),
+    Ignored(String),
+}
+
+impl From<String> for Issue {
+    fn from(s: String) -> Self {
+        Issue::Refused(s)
+    }
+}
+
+impl From<&str> for Issue {
+    fn from(s: &str) -> Self {
+        Issue::Refused(s.to_owned())
+    }
+}
+
 /// Where the tags of the current line apply.
 struct Parser {
     cfg: Cfg,
@@ -45,7 +64,7 @@ pub fn parse(text: &str) -> Cfg {
     if let Some(n) = p.cfg.num_windows {
         if n as usize != p.cfg.windows.len() {
             let have = p.cfg.windows.len();
-            p.cfg.problems.push(format!(
+            p.cfg.warnings.push(format!(
                 "ConfigFile.NumWindows: says {n} but the file defines {have} window(s)"
             ));
         }
@@ -87,8 +106,10 @@ impl Parser {
         } else {
             line.split_once(' ').unwrap_or((line, ""))
         };
-        if let Err(e) = self.tag(no, tag, rest) {
-            self.cfg.problems.push(format!("cfg line {no}: {e}"));
+        match self.tag(no, tag, rest) {
+            Ok(()) => {}
+            Err(Issue::Refused(e)) => self.cfg.problems.push(format!("cfg line {no}: {e}")),
+            Err(Issue::Ignored(e)) => self.cfg.warnings.push(format!("cfg line {no}: {e}")),
         }
     }
 
@@ -110,7 +131,7 @@ impl Parser {
         })
     }
 
-    fn tag(&mut self, no: usize, tag: &str, rest: &str) -> Result<(), String> {
+    fn tag(&mut self, no: usize, tag: &str, rest: &str) -> Result<(), Issue> {
         match tag {
             "ConfigFile.Version:" => {
                 self.has_version = true;
@@ -125,7 +146,9 @@ impl Parser {
             }
             "ConfigFile.BeginDescription" => self.in_description = true,
             "ConfigFile.EndDescription" => {
-                return Err("ConfigFile.EndDescription without BeginDescription".into())
+                return Err(Issue::from(
+                    "ConfigFile.EndDescription without BeginDescription",
+                ))
             }
             "window_name" => self.pending_name = Some(rest.to_owned()),
             "window_type" => {
@@ -134,14 +157,24 @@ impl Parser {
                     "composed" => WindowKind::Composed,
                     // Measured: Paraver segfaults on this (§6).
                     _ => {
-                        return Err(format!(
+                        return Err(Issue::from(format!(
                             "window_type '{rest}' is neither single nor composed"
-                        ))
+                        )))
                     }
                 };
-                let name = self.pending_name.take().ok_or(
-                    "window_type without a window_name before it (the window gets the previous name)",
-                )?;
+                let Some(name) = self.pending_name.take() else {
+                    let name = self
+                        .cfg
+                        .windows
+                        .last()
+                        .map(|w| w.name.clone())
+                        .unwrap_or_default();
+                    self.cfg.windows.push(Window::new(no, name, kind));
+                    return Err(Issue::Ignored(
+                        "window_type without a window_name before it (the window gets the previous name)"
+                            .into(),
+                    ));
+                };
                 self.cfg.windows.push(Window::new(no, name, kind));
             }
             "window_level" => {
@@ -150,7 +183,9 @@ impl Parser {
                     .ok_or_else(|| format!("window_level '{rest}' is not a level"))?;
                 if w.kind == WindowKind::Composed && w.parents.is_empty() {
                     // KDerivedWindow::setLevel compares with the parents, unknown until then.
-                    return Err("window_level before window_identifiers: Paraver ignores it".into());
+                    return Err(Issue::Ignored(
+                        "window_level before window_identifiers: Paraver ignores it".into(),
+                    ));
                 }
                 w.level = Some(level);
             }
@@ -158,9 +193,9 @@ impl Parser {
                 let w = self.window(tag)?;
                 let u = rest.split(' ').next().unwrap_or("");
                 if !names::TIME_UNITS.contains(&u) {
-                    return Err(format!(
+                    return Err(Issue::Ignored(format!(
                         "window_units '{u}' is not a unit (Paraver ignores it)"
-                    ));
+                    )));
                 }
                 w.units = Some(u.to_owned());
             }
@@ -168,9 +203,9 @@ impl Parser {
                 let w = self.window(tag)?;
                 if w.kind == WindowKind::Composed {
                     if !names::DERIVED_FUNCTIONS.contains(&rest) {
-                        return Err(format!(
+                        return Err(Issue::from(format!(
                             "window_operation '{rest}' is not a derived function"
-                        ));
+                        )));
                     }
                     w.operation = Some(rest.to_owned());
                 }
@@ -184,9 +219,9 @@ impl Parser {
                             format!("window_identifiers: '{id}' is not a window number")
                         })?;
                         if id == 0 || id as usize >= current {
-                            return Err(format!(
+                            return Err(Issue::from(format!(
                                 "window_identifiers: {id} is not an earlier window (this is window {current})"
-                            ));
+                            )));
                         }
                         w.parents.push(id);
                     }
@@ -245,7 +280,11 @@ impl Parser {
                     "true" => true,
                     "false" => false,
                     "" if tag == "window_compute_y_max" => true,
-                    _ => return Err(format!("{tag} '{v}' must be true or false (lower case)")),
+                    _ => {
+                        return Err(Issue::from(format!(
+                            "{tag} '{v}' must be true or false (lower case)"
+                        )))
+                    }
                 };
                 match tag {
                     "window_comm_tagsize" => w.tag_size_and = b,
@@ -257,16 +296,18 @@ impl Parser {
                 self.window(tag)?;
                 let v = rest.split(' ').next().unwrap_or("");
                 if !names::COLOR_MODES.contains(&v) {
-                    return Err(format!(
+                    return Err(Issue::Ignored(format!(
                         "window_color_mode '{v}' is unknown (Paraver ignores it)"
-                    ));
+                    )));
                 }
             }
             "window_drawmode" | "window_drawmode_rows" => {
                 self.window(tag)?;
                 let v = rest.split(' ').next().unwrap_or("");
                 if !names::DRAW_MODES.contains(&v) {
-                    return Err(format!("{tag} '{v}' is unknown (Paraver ignores it)"));
+                    return Err(Issue::Ignored(format!(
+                        "{tag} '{v}' is unknown (Paraver ignores it)"
+                    )));
                 }
             }
             "window_selected_functions" => {
@@ -274,14 +315,14 @@ impl Parser {
                 for (key, function) in function_list(rest, tag)? {
                     if names::FILTER_KEYS.contains(&key.as_str()) {
                         if w.kind == WindowKind::Composed {
-                            return Err(format!(
+                            return Err(Issue::from(format!(
                                 "a composed window cannot have the filter {{{key}, {function}}}"
-                            ));
+                            )));
                         }
                         if !names::FILTER_FUNCTIONS.contains(&function.as_str()) {
-                            return Err(format!(
+                            return Err(Issue::from(format!(
                                 "'{function}' is not a filter function (for {key})"
-                            ));
+                            )));
                         }
                         w.filters.insert(key, function);
                     } else {
@@ -319,21 +360,29 @@ impl Parser {
             }
             "< NEW ANALYZER2D >" => {
                 if self.cfg.windows.is_empty() {
-                    return Err("a histogram before any window (Paraver stops loading here)".into());
+                    return Err(Issue::from(
+                        "a histogram before any window (Paraver stops loading here)",
+                    ));
                 }
                 self.cfg.analyzers.push(Analyzer {
                     line: no,
                     ..Analyzer::default()
                 });
             }
-            t if t.starts_with("Analyzer2D.") || t.starts_with("Analyzer3D.") => {
+            t if (t.starts_with("Analyzer2D.") || t.starts_with("Analyzer3D."))
+                && names::KNOWN_TAGS.contains(&t) =>
+            {
                 let nwindows = self.cfg.windows.len() as u32;
                 let a = self.analyzer(tag)?;
                 analyzer_tag(a, tag, rest.trim_end(), nwindows)?;
             }
             t if t.starts_with('<') => {} // `< NEW DISPLAYING WINDOW ... >` is a comment
             t if names::KNOWN_TAGS.contains(&t) => {}
-            _ => return Err(format!("unknown tag '{tag}' (Paraver ignores the line)")),
+            _ => {
+                return Err(Issue::Ignored(format!(
+                    "unknown tag '{tag}' (Paraver ignores the line)"
+                )))
+            }
         }
         Ok(())
     }

@@ -69,51 +69,110 @@ impl TraceFacts {
     }
 }
 
-/// Problems that keep `cfg` from showing what it promises on the trace described by `facts`
-/// (its own syntax problems first). Empty means Paraver loads it and every window has data.
+/// How much a finding matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    /// Paraver refuses the cfg or one of its windows/histograms, or a view cannot show any data.
+    Error,
+    /// The views load and show data, but not everything the cfg names (a listed event type is
+    /// absent, a line is ignored...).
+    Warning,
+}
+
+/// One thing wrong with a cfg, or missing from the trace it is applied to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub severity: Severity,
+    pub message: String,
+}
+
+/// Findings in order: the cfg's own syntax first, then what the trace lacks.
+#[derive(Default)]
+struct Out(Vec<Finding>);
+
+impl Out {
+    fn error(&mut self, message: String) {
+        self.0.push(Finding {
+            severity: Severity::Error,
+            message,
+        });
+    }
+    fn warn(&mut self, message: String) {
+        self.0.push(Finding {
+            severity: Severity::Warning,
+            message,
+        });
+    }
+}
+
+/// Everything that keeps `cfg` from showing exactly what it promises on the trace described by
+/// `facts`, errors and warnings alike. Empty means Paraver loads it and every event type, state
+/// and message it names is in the trace.
 pub fn check_cfg(cfg: &Cfg, facts: &TraceFacts) -> Vec<String> {
-    let mut problems = cfg.problems.clone();
+    assess_cfg(cfg, facts)
+        .into_iter()
+        .map(|f| f.message)
+        .collect()
+}
+
+/// Whether Paraver can load `cfg` on that trace with data in every view (warnings allowed).
+pub fn cfg_applies(cfg: &Cfg, facts: &TraceFacts) -> bool {
+    assess_cfg(cfg, facts)
+        .iter()
+        .all(|f| f.severity == Severity::Warning)
+}
+
+/// [`check_cfg`] with the severity of each finding.
+pub fn assess_cfg(cfg: &Cfg, facts: &TraceFacts) -> Vec<Finding> {
+    let mut out = Out::default();
+    for p in &cfg.problems {
+        out.error(p.clone());
+    }
+    for w in &cfg.warnings {
+        out.warn(w.clone());
+    }
+    let problems = &mut out;
     // paramedir aborts the whole cfg unless some window lets events through (§6 rule 1).
     let mut some_events_exist = false;
     for (i, w) in cfg.windows.iter().enumerate() {
         let at = format!("window {} '{}'", i + 1, w.name);
         if w.effective_level().is_resource() && facts.nodes.is_empty() {
-            problems.push(format!(
+            problems.error(format!(
                 "{at}: level {} needs a resource model, but the trace header has none",
                 w.effective_level().name()
             ));
         }
-        objects(w, facts, &at, &mut problems);
+        objects(w, facts, &at, problems);
         match w.kind {
-            WindowKind::Composed => composed(cfg, i, &at, &mut problems),
+            WindowKind::Composed => composed(cfg, i, &at, problems),
             WindowKind::Single => {
-                some_events_exist |= event_filter(w, facts, &at, &mut problems);
-                semantics(w, facts, &at, &mut problems);
+                some_events_exist |= event_filter(w, facts, &at, problems);
+                semantics(w, facts, &at, problems);
             }
         }
     }
     if !cfg.windows.is_empty() && !some_events_exist {
-        problems.push(
+        problems.error(
             "no window lets any event of the trace through: paramedir prints 'None of the events specified in the filter appear in the trace' and aborts"
                 .into(),
         );
     }
     for k in 0..cfg.analyzers.len() {
-        analyzer(cfg, k, facts, &mut problems);
+        analyzer(cfg, k, facts, problems);
     }
-    problems
+    out.0
 }
 
 /// Resolves the window's event types as Paraver does and checks them. Returns whether the window
 /// counts as "some events exist" for paramedir.
-fn event_filter(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Vec<String>) -> bool {
+fn event_filter(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Out) -> bool {
     let function = w.filter("evt_type");
     let explicit_all = matches!(
         w.filters.get("evt_type").map(String::as_str),
         Some("All" | "None")
     );
     if !w.evt_type_labels.is_empty() && w.evt_type_labels.len() != w.evt_types.len() {
-        problems.push(format!(
+        problems.error(format!(
             "{at}: {} evt_type value(s) but {} evt_type_label(s) (Paraver drops the window)",
             w.evt_types.len(),
             w.evt_type_labels.len()
@@ -129,16 +188,16 @@ fn event_filter(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Vec<Str
         let by_label = facts.types_labelled(label);
         let own = u32::try_from(ty).ok().and_then(|t| facts.pcf_types.get(&t));
         if by_label.len() > 1 {
-            problems.push(format!(
+            problems.warn(format!(
                 "{at}: label \"{label}\" names event types {by_label:?} in the .pcf; the window picks them all"
             ));
         } else if !by_label.is_empty() && by_label[0] as u64 != ty {
-            problems.push(format!(
+            problems.error(format!(
                 "{at}: label \"{label}\" is type {} in the .pcf, so Paraver filters on {} instead of {ty}",
                 by_label[0], by_label[0]
             ));
         } else if let Some(own) = own.filter(|l| *l != label) {
-            problems.push(format!(
+            problems.warn(format!(
                 "{at}: type {ty} is labelled \"{own}\" in the .pcf, not \"{label}\""
             ));
         }
@@ -152,54 +211,59 @@ fn event_filter(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Vec<Str
         return explicit_all;
     }
     if resolved.is_empty() {
-        problems.push(format!(
+        problems.error(format!(
             "{at}: evt_type function '{function}' but no event type listed (the window sees no event)"
         ));
         return false;
     }
-    let mut exists = false;
     if function == "[x,y]" {
         // A range uses the first two types as bounds.
-        if resolved.len() >= 2 {
-            let (lo, hi) = (resolved[0].min(resolved[1]), resolved[0].max(resolved[1]));
-            exists = facts
-                .event_types
-                .keys()
-                .any(|&t| (lo..=hi).contains(&u64::from(t)));
-            if !exists {
-                problems.push(format!(
-                    "{at}: no event type of [{lo}, {hi}] occurs in the trace"
-                ));
-            }
-        } else {
-            problems.push(format!(
+        if resolved.len() < 2 {
+            problems.error(format!(
                 "{at}: the range function [x,y] needs two event types"
+            ));
+            return false;
+        }
+        let (lo, hi) = (resolved[0].min(resolved[1]), resolved[0].max(resolved[1]));
+        let exists = facts
+            .event_types
+            .keys()
+            .any(|&t| (lo..=hi).contains(&u64::from(t)));
+        if !exists {
+            problems.error(format!(
+                "{at}: no event type of [{lo}, {hi}] occurs in the trace"
             ));
         }
         return exists;
     }
+    // Missing types only empty the window when none of them is there (paramedir then warns
+    // "Some of the events ... doesn't appear in the trace" and goes on).
+    let exists = resolved.iter().any(|&ty| facts.occurs(ty));
     for &ty in &resolved {
         let declared = u32::try_from(ty).is_ok_and(|t| facts.pcf_types.contains_key(&t));
+        let note = |m: String, out: &mut Out| if exists { out.warn(m) } else { out.error(m) };
         if !declared {
-            problems.push(format!(
-                "{at}: event type {ty} is not declared in the trace's .pcf"
-            ));
+            note(
+                format!("{at}: event type {ty} is not declared in the trace's .pcf"),
+                problems,
+            );
         }
-        if facts.occurs(ty) {
-            exists = true;
-        } else {
-            problems.push(format!("{at}: event type {ty} does not occur in the trace"));
+        if !facts.occurs(ty) {
+            note(
+                format!("{at}: event type {ty} does not occur in the trace"),
+                problems,
+            );
         }
     }
     exists
 }
 
 /// The records the window's thread function reads must exist, with its parameters.
-fn semantics(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Vec<String>) {
+fn semantics(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Out) {
     let f = w.thread_function();
     if names::STATE_FUNCTIONS.contains(&f) {
         if facts.states.is_empty() {
-            problems.push(format!(
+            problems.error(format!(
                 "{at}: '{f}' reads states, and the trace has no state record"
             ));
         }
@@ -211,7 +275,7 @@ fn semantics(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Vec<String
             for &s in p.params.iter().flatten() {
                 let known = s >= 0.0 && s.fract() == 0.0 && facts.states.contains_key(&(s as u32));
                 if !known {
-                    problems.push(format!(
+                    problems.warn(format!(
                         "{at}: '{f}' names state {s}, which the trace never enters"
                     ));
                 }
@@ -220,23 +284,28 @@ fn semantics(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Vec<String
     }
     if names::COMM_FUNCTIONS.contains(&f) {
         if facts.comm_tags.is_empty() {
-            problems.push(format!(
+            problems.error(format!(
                 "{at}: '{f}' reads communications, and the trace has none"
             ));
         }
         match w.filter("tag_msg") {
             "=" => {
                 if w.comm_tags.is_empty() {
-                    problems.push(format!("{at}: tag_msg '=' but no tag listed"));
+                    problems.error(format!("{at}: tag_msg '=' but no tag listed"));
                 }
-                for t in &w.comm_tags {
-                    let present = u64::try_from(*t).is_ok_and(|t| facts.comm_tags.contains_key(&t));
-                    if !present {
-                        problems.push(format!("{at}: no communication with tag {t} in the trace"));
+                let present =
+                    |t: &i64| u64::try_from(*t).is_ok_and(|t| facts.comm_tags.contains_key(&t));
+                let any = w.comm_tags.iter().any(present);
+                for t in w.comm_tags.iter().filter(|t| !present(t)) {
+                    let m = format!("{at}: no communication with tag {t} in the trace");
+                    if any {
+                        problems.warn(m)
+                    } else {
+                        problems.error(m)
                     }
                 }
                 if !w.tag_size_and && w.filter("size_msg") == "All" {
-                    problems.push(format!(
+                    problems.error(format!(
                         "{at}: window_comm_tagsize false (OR) with size_msg All lets every message through; the tag filter has no effect"
                     ));
                 }
@@ -244,7 +313,7 @@ fn semantics(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Vec<String
             "All" => {}
             other => {
                 if w.comm_tags.is_empty() {
-                    problems.push(format!("{at}: tag_msg '{other}' but no tag listed"));
+                    problems.error(format!("{at}: tag_msg '{other}' but no tag listed"));
                 }
             }
         }
@@ -253,7 +322,7 @@ fn semantics(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Vec<String
 
 /// Object selections must fit the trace (Paraver ignores a list longer than the objects it has),
 /// and the window's own level must keep some object.
-fn objects(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Vec<String>) {
+fn objects(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Out) {
     for sel in &w.objects {
         let expected: Option<usize> = match (sel.level, sel.scope.as_slice()) {
             (Level::Appl, []) => Some(facts.appls.len()),
@@ -269,14 +338,14 @@ fn objects(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Vec<String>)
         };
         let scope: Vec<String> = sel.scope.iter().map(|s| s.to_string()).collect();
         match expected {
-            None => problems.push(format!(
+            None => problems.warn(format!(
                 "{at}: window_object {} {{{}}} (line {}) names a scope the trace does not have",
                 sel.level.name(),
                 scope.join(", "),
                 sel.line
             )),
             // A shorter list only sets the first objects (the rest keep their selection).
-            Some(n) if sel.selected.len() > n => problems.push(format!(
+            Some(n) if sel.selected.len() > n => problems.warn(format!(
                 "{at}: window_object {} (line {}) lists {} object(s), the trace has {n} (Paraver ignores the line)",
                 sel.level.name(),
                 sel.line,
@@ -285,7 +354,7 @@ fn objects(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Vec<String>)
             Some(_) => {}
         }
         if sel.level == w.effective_level() && !sel.selected.iter().any(|&s| s) {
-            problems.push(format!(
+            problems.error(format!(
                 "{at}: no object selected at its level (paramedir: 'Some timeline has 0 objects selected')"
             ));
         }
@@ -293,13 +362,13 @@ fn objects(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Vec<String>)
 }
 
 /// A composed window needs two earlier windows of a compatible level and an operation.
-fn composed(cfg: &Cfg, i: usize, at: &str, problems: &mut Vec<String>) {
+fn composed(cfg: &Cfg, i: usize, at: &str, problems: &mut Out) {
     let w = &cfg.windows[i];
     if w.operation.is_none() {
-        problems.push(format!("{at}: composed window without window_operation"));
+        problems.error(format!("{at}: composed window without window_operation"));
     }
     if w.parents.len() != 2 {
-        problems.push(format!(
+        problems.error(format!(
             "{at}: a composed window needs 2 window_identifiers, it has {}",
             w.parents.len()
         ));
@@ -315,13 +384,13 @@ fn composed(cfg: &Cfg, i: usize, at: &str, problems: &mut Vec<String>) {
         .iter()
         .any(|l| l.is_resource() != w.effective_level().is_resource())
     {
-        problems.push(format!(
+        problems.error(format!(
             "{at}: parents and window mix process-model and resource-model levels"
         ));
     } else if let Some(&finest) = levels.iter().max() {
         // Paraver ignores a level finer than the finest parent (KDerivedWindow::setLevel).
         if w.effective_level() > finest {
-            problems.push(format!(
+            problems.warn(format!(
                 "{at}: level {} is finer than its parents' ({}); Paraver keeps the default",
                 w.effective_level().name(),
                 finest.name()
@@ -330,12 +399,12 @@ fn composed(cfg: &Cfg, i: usize, at: &str, problems: &mut Vec<String>) {
     }
 }
 
-fn analyzer(cfg: &Cfg, k: usize, facts: &TraceFacts, problems: &mut Vec<String>) {
+fn analyzer(cfg: &Cfg, k: usize, facts: &TraceFacts, problems: &mut Out) {
     let a = &cfg.analyzers[k];
     let at = format!("histogram {} '{}'", k + 1, a.name);
     let window = |i: Option<u32>| i.and_then(|i| cfg.windows.get(i as usize - 1));
     let (Some(control), Some(data)) = (window(a.control_window), window(a.data_window)) else {
-        problems.push(format!(
+        problems.error(format!(
             "{at}: needs Analyzer2D.ControlWindow and Analyzer2D.DataWindow"
         ));
         return;
@@ -343,16 +412,16 @@ fn analyzer(cfg: &Cfg, k: usize, facts: &TraceFacts, problems: &mut Vec<String>)
     // LoadedWindows::validDataWindow: same level, or a coarser data window of the same model.
     let (cl, dl) = (control.effective_level(), data.effective_level());
     if cl != dl && (cl.is_resource() != dl.is_resource() || dl > cl) {
-        problems.push(format!(
+        problems.error(format!(
             "{at}: data window level {} does not fit control window level {}",
             dl.name(),
             cl.name()
         ));
     }
     match a.statistic.as_deref() {
-        None => problems.push(format!("{at}: no Analyzer2D.Statistic")),
+        None => problems.error(format!("{at}: no Analyzer2D.Statistic")),
         Some(s) if names::COMM_STATISTICS.contains(&s) && facts.comm_tags.is_empty() => problems
-            .push(format!(
+            .error(format!(
                 "{at}: statistic '{s}' counts communications, and the trace has none"
             )),
         Some(_) => {}
@@ -360,7 +429,7 @@ fn analyzer(cfg: &Cfg, k: usize, facts: &TraceFacts, problems: &mut Vec<String>)
     if a.compute_y_scale == Some(false) {
         match (a.minimum, a.maximum, a.delta) {
             (Some(lo), Some(hi), Some(d)) if lo <= hi && d > 0.0 => {}
-            (lo, hi, d) => problems.push(format!(
+            (lo, hi, d) => problems.error(format!(
                 "{at}: fixed columns need Minimum <= Maximum and Delta > 0 (got {lo:?}, {hi:?}, {d:?})"
             )),
         }
