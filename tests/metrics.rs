@@ -761,6 +761,72 @@ fn window_by_pytorch_op_name() {
     assert_eq!((one.window.instances, one.window.elapsed_ns), (1, 100));
 }
 
+#[test]
+fn cli_prints_json_and_rejects_bad_options() {
+    let exe = env!("CARGO_BIN_EXE_prvsight");
+    // The sample export ships with the repository (tests/data), so this runs everywhere.
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/testcuda_report1.sqlite"
+    );
+    let out = std::process::Command::new(exe)
+        .args([
+            "metrics",
+            sample,
+            "--json",
+            "--bins",
+            "10",
+            "--nccl-as",
+            "useful",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["options"]["nccl_as"], "useful");
+    assert_eq!(v["series"]["bins"], 10);
+    // The same report as the library gives.
+    let lib = metrics_of(
+        &[PathBuf::from(sample)],
+        &MetricsOptions {
+            nccl_as: NcclAs::Useful,
+            bins: 10,
+            ..MetricsOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        v["efficiency"]["useful_sum_ns"],
+        lib.efficiency.useful_sum_ns
+    );
+    let text = std::process::Command::new(exe)
+        .args(["metrics", sample])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("Device efficiency (POP/TALP model"));
+    for bad in [
+        &["--nccl-as", "sometimes"][..],
+        &["--bins", "0"],
+        &["--nvtx-range", "step:0"],
+        &["--nvtx-range", "no such range"],
+    ] {
+        let out = std::process::Command::new(exe)
+            .arg("metrics")
+            .arg(sample)
+            .args(bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("prvsight: error: "), "{bad:?}: {err}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Real exports
 
