@@ -804,6 +804,26 @@ fn cli_prints_json_and_rejects_bad_options() {
         v["efficiency"]["useful_sum_ns"],
         lib.efficiency.useful_sum_ns
     );
+    // Families are selectable as for convert: without memcpy nothing is communication here.
+    let out = std::process::Command::new(exe)
+        .args([
+            "metrics", sample, "--json", "-t", "kernel", "--align", "none",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let k: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(k["gpus"][0]["counts"]["memcpy"], 0);
+    assert_ne!(
+        v["gpus"][0]["communication_ns"], 0,
+        "the sample has memcpy time"
+    );
+    assert_eq!(k["gpus"][0]["communication_ns"], 0);
+    assert_eq!(k["gpus"][0]["useful_ns"], v["gpus"][0]["useful_ns"]);
     let text = std::process::Command::new(exe)
         .args(["metrics", sample])
         .output()

@@ -81,27 +81,8 @@ mod cli {
             #[arg(short, long)]
             quiet: bool,
         },
-        /// GPU efficiency metrics (POP/TALP device factors, time breakdown, overlap, top kernels, NVTX ranges).
-        Metrics {
-            /// Exports written by `nsys export --type sqlite` (one per rank/process).
-            #[arg(required = true)]
-            inputs: Vec<PathBuf>,
-            /// Print the report as JSON (schema: docs/METRICS.md) instead of tables.
-            #[arg(long)]
-            json: bool,
-            /// What NCCL kernels count as: communication (default) or useful (TALP-compatible).
-            #[arg(long, default_value = "communication")]
-            nccl_as: String,
-            /// Measure only inside NVTX range NAME (all instances) or NAME:N (N-th instance of each thread).
-            #[arg(long)]
-            nvtx_range: Option<String>,
-            /// Bins of the time series over the trace.
-            #[arg(long, default_value_t = 200)]
-            bins: usize,
-            /// Rows of the top-kernel, histogram and NVTX range tables.
-            #[arg(long, default_value_t = 20)]
-            top: usize,
-        },
+        /// GPU efficiency metrics (POP/TALP device factors, time breakdown, overlap, top kernels, NVTX ranges, MPI ranks).
+        Metrics(MetricsArgs),
         /// Write a synthetic nsys export of a built-in scenario (test data: NCCL, several GPUs,
         /// CUDA graphs, GPU metrics): ddp4, zero3, pipeline4, graphs, graph_nodes, gpu_metrics.
         #[command(hide = true)]
@@ -183,14 +164,7 @@ mod cli {
                 trace,
                 allow_state_gaps,
             } => check(&trace, allow_state_gaps),
-            Command::Metrics {
-                inputs,
-                json,
-                nccl_as,
-                nvtx_range,
-                bins,
-                top,
-            } => metrics(&inputs, json, &nccl_as, nvtx_range, bins, top),
+            Command::Metrics(args) => metrics(&args),
             Command::Synth {
                 scenario,
                 output,
@@ -230,28 +204,55 @@ mod cli {
         Ok(())
     }
 
-    fn metrics(
-        inputs: &[PathBuf],
+    #[derive(clap::Args)]
+    struct MetricsArgs {
+        /// Exports written by `nsys export --type sqlite` (one per rank/process).
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Print the report as JSON (schema: docs/METRICS.md) instead of tables.
+        #[arg(long)]
         json: bool,
-        nccl_as: &str,
+        /// What NCCL kernels count as: communication (default) or useful (TALP-compatible).
+        #[arg(long, default_value = "communication")]
+        nccl_as: String,
+        /// Measure only inside the instances of NVTX range NAME, or NAME:N (N-th instance of each thread).
+        #[arg(long)]
         nvtx_range: Option<String>,
+        /// Bins of the time series over the trace.
+        #[arg(long, default_value_t = 200)]
         bins: usize,
+        /// Rows of the top-kernel, histogram and NVTX range tables.
+        #[arg(long, default_value_t = 20)]
         top: usize,
-    ) -> Result<()> {
+        /// Record families to read, comma-separated (as for convert; default: all present).
+        #[arg(short = 't', long = "trace")]
+        trace: Option<String>,
+        /// Clock alignment of several reports: session-start (default), mpi-init, none.
+        #[arg(long, default_value = "session-start")]
+        align: String,
+    }
+
+    fn metrics(a: &MetricsArgs) -> Result<()> {
         use prvsight::metrics::{self, MetricsOptions, WindowSpec};
         let mopts = MetricsOptions {
-            nccl_as: nccl_as.parse().map_err(Error::Usage)?,
-            window: nvtx_range
+            nccl_as: a.nccl_as.parse().map_err(Error::Usage)?,
+            window: a
+                .nvtx_range
                 .as_deref()
                 .map(WindowSpec::parse)
                 .transpose()
                 .map_err(Error::Usage)?,
-            bins,
-            top,
+            bins: a.bins,
+            top: a.top,
         };
-        let exports = open_all(inputs)?;
-        let report = metrics::compute(&exports, &Options::default(), &mopts)?;
-        let text = if json {
+        let mut opts = Options::default();
+        if let Some(t) = &a.trace {
+            opts.families = Some(Options::parse_families(t).map_err(Error::Usage)?);
+        }
+        opts.align = a.align.parse().map_err(Error::Usage)?;
+        let exports = open_all(&a.inputs)?;
+        let report = metrics::compute(&exports, &opts, &mopts)?;
+        let text = if a.json {
             report.to_json()?
         } else {
             metrics::text::render(&report)
