@@ -723,3 +723,47 @@ fn cli_writes_the_same_bytes_as_the_library() {
         .unwrap();
     assert_eq!(st.status.code(), Some(2));
 }
+
+/// Kernels copied from the real export have the real rows' resources and launch columns.
+#[test]
+fn copied_kernels_match_their_real_rows() {
+    let Some(dir) = shared_traces() else { return };
+    let real = open(&dir.join("mfu_2gpu_before.sqlite"));
+    let cols = "ifnull(m.value, '') || '|' || k.registersPerThread || '|' || k.staticSharedMemory || '|' || \
+                k.dynamicSharedMemory || '|' || k.sharedMemoryExecuted || '|' || k.sharedMemoryLimitConfig || '|' || \
+                k.launchType || '|' || k.cacheConfig || '|' || k.clusterX || k.clusterY || k.clusterZ || '|' || \
+                k.clusterSchedulingPolicy || '|' || k.maxPotentialClusterSize || '|' || k.maxActiveClusters || '|' || \
+                k.localMemoryPerThread || '|' || k.tensorSizeMinusOneElements || '|' || k.greenContextId || '|' || \
+                s.value || '|' || ifnull(k.graphNodeId, '') || ifnull(k.graphId, '')";
+    let shapes = |c: &Connection, demangled: &str| -> Vec<String> {
+        let sql = format!(
+            "SELECT DISTINCT {cols} FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds d ON d.id = k.demangledName \
+             JOIN StringIds s ON s.id = k.shortName LEFT JOIN StringIds m ON m.id = k.mangledName WHERE d.value = ?1"
+        );
+        let mut st = c.prepare(&sql).unwrap();
+        st.query_map([demangled], |r| r.get(0))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect()
+    };
+    for (scenario, kernel) in [
+        (
+            "pipeline4",
+            synth::names::nccl_kernel(synth::names::NcclAbi::V2_25, "SendRecv", None, None),
+        ),
+        ("ddp4", synth::names::flash_fwd()),
+        ("ddp4", synth::names::elementwise_add()),
+        ("ddp4", synth::names::layer_norm()),
+        ("ddp4", synth::names::reduce_mean()),
+    ] {
+        let (_, path) = file(scenario);
+        let ours = shapes(&open(&path), &kernel.demangled);
+        assert_eq!(ours.len(), 1, "{scenario}: {}", kernel.short);
+        assert_eq!(
+            ours,
+            shapes(&real, &kernel.demangled),
+            "{scenario}: {}",
+            kernel.short
+        );
+    }
+}

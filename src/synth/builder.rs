@@ -291,6 +291,7 @@ impl ExportBuilder {
             dynamic_smem: k.dynamic_smem,
             grid_id: *grid_id,
             cluster: k.cluster,
+            smem_executed: k.smem_executed,
             graph_id: graph.map(|g| g.0),
             graph_node_id: graph.map(|g| g.1),
         });

@@ -3,14 +3,22 @@
 //! same library's naming scheme. NCCL kernel names are composed the way NCCL builds them
 //! (`ncclDevKernel_<Coll>[_<RedOp>_<type>]_<ALGO>_<PROTO>`), for two kernel ABIs.
 
-use super::rows::KernelDef;
+use super::rows::{Cluster, KernelDef};
 
 /// cuBLAS sm90 xmma GEMM (`extern "C"`, so all three names are equal).
 pub fn cublas_gemm(layout: &str, tile: &str, warpgroups: &str) -> KernelDef {
     let name = format!(
         "sm90_xmma_gemm_bf16bf16_bf16f32_f32_{layout}_n_tilesize{tile}_warpgroupsize{warpgroups}_execute_segment_k_off_kernel__5x_cublas"
     );
-    KernelDef::plain(&name, 168, 0, 213_196)
+    KernelDef {
+        // Cluster launch values of the real nvjet GEMM rows (cuBLAS on H100).
+        cluster: Cluster {
+            dims: [2, 1, 1],
+            max_potential: 16,
+            max_active: 66,
+        },
+        ..KernelDef::plain(&name, 168, 0, 213_196)
+    }
 }
 
 /// flash-attention 2 forward (real row of mfu_2gpu_before.sqlite).
@@ -22,7 +30,9 @@ pub fn flash_fwd() -> KernelDef {
         registers: 255,
         static_smem: 0,
         dynamic_smem: 65_536,
-        cluster: [0, 0, 0],
+        cluster: Cluster::NONE,
+        // The real row shows a 132 KiB carveout (two blocks per SM).
+        smem_executed: Some(135_168),
     }
 }
 
@@ -35,7 +45,8 @@ pub fn flash_bwd() -> KernelDef {
         registers: 255,
         static_smem: 0,
         dynamic_smem: 114_688,
-        cluster: [0, 0, 0],
+        cluster: Cluster::NONE,
+        smem_executed: None,
     }
 }
 
@@ -48,7 +59,8 @@ pub fn elementwise_add() -> KernelDef {
         registers: 32,
         static_smem: 0,
         dynamic_smem: 0,
-        cluster: [0, 0, 0],
+        cluster: Cluster::NONE,
+        smem_executed: None,
     }
 }
 
@@ -61,7 +73,8 @@ pub fn layer_norm() -> KernelDef {
         registers: 39,
         static_smem: 0,
         dynamic_smem: 24,
-        cluster: [0, 0, 0],
+        cluster: Cluster::NONE,
+        smem_executed: None,
     }
 }
 
@@ -74,7 +87,8 @@ pub fn reduce_mean() -> KernelDef {
         registers: 32,
         static_smem: 16,
         dynamic_smem: 0,
-        cluster: [0, 0, 0],
+        cluster: Cluster::NONE,
+        smem_executed: Some(16_384),
     }
 }
 
@@ -88,7 +102,8 @@ pub fn fused_adam() -> KernelDef {
         registers: 96,
         static_smem: 0,
         dynamic_smem: 0,
-        cluster: [0, 0, 0],
+        cluster: Cluster::NONE,
+        smem_executed: None,
     }
 }
 
@@ -134,7 +149,12 @@ pub fn nccl_kernel(
         registers: 96,
         static_smem: 21_568,
         dynamic_smem: 82_240,
-        cluster: [4, 1, 1],
+        cluster: Cluster {
+            dims: [4, 1, 1],
+            max_potential: 8,
+            max_active: 30,
+        },
+        smem_executed: None,
     }
 }
 

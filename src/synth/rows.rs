@@ -16,8 +16,28 @@ pub struct KernelDef {
     pub registers: u32,
     pub static_smem: u32,
     pub dynamic_smem: u32,
-    /// Thread-block cluster dims; `[0, 0, 0]` for ordinary launches.
-    pub cluster: [u32; 3],
+    pub cluster: Cluster,
+    /// Shared memory the driver configured (`sharedMemoryExecuted`); `None`: the smallest H100
+    /// carveout that holds the kernel's shared memory (what most real rows show).
+    pub smem_executed: Option<u32>,
+}
+
+/// Thread-block cluster launch as CUPTI reports it on H100.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cluster {
+    pub dims: [u32; 3],
+    /// `maxPotentialClusterSize`, `maxActiveClusters`.
+    pub max_potential: u32,
+    pub max_active: u32,
+}
+
+impl Cluster {
+    /// An ordinary launch (no cluster): all zero, as in the real rows.
+    pub const NONE: Cluster = Cluster {
+        dims: [0, 0, 0],
+        max_potential: 0,
+        max_active: 0,
+    };
 }
 
 impl KernelDef {
@@ -30,7 +50,8 @@ impl KernelDef {
             registers,
             static_smem,
             dynamic_smem,
-            cluster: [0, 0, 0],
+            cluster: Cluster::NONE,
+            smem_executed: None,
         }
     }
 }
@@ -113,7 +134,8 @@ pub struct KernelRow {
     pub static_smem: u32,
     pub dynamic_smem: u32,
     pub grid_id: i64,
-    pub cluster: [u32; 3],
+    pub cluster: Cluster,
+    pub smem_executed: Option<u32>,
     pub graph_node_id: Option<i64>,
     pub graph_id: Option<i64>,
 }

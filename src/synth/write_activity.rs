@@ -83,7 +83,6 @@ pub fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
         &kernel_cols,
         sorted(&r.kernels, |k| k.at.start).iter().map(|k| {
             let smem = k.static_smem + k.dynamic_smem;
-            let clustered = k.cluster[0] > 0;
             let mut v = place(&k.at);
             v.extend([
                 int(k.demangled),
@@ -100,17 +99,17 @@ pub fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
                 int(0),
                 int(LOCAL_MEMORY_TOTAL),
                 int(k.grid_id),
-                int(smem_carveout(smem)),
+                k.smem_executed.map_or_else(|| int(smem_carveout(smem)), u),
                 opt(k.graph_node_id),
                 // Opt-in beyond the 48 KiB default shared memory limit.
                 int(i64::from(smem > 48 * 1024)),
                 opt(k.graph_id),
             ]);
-            v.extend(k.cluster.iter().map(|&x| u(x)));
+            v.extend(k.cluster.dims.iter().map(|&x| u(x)));
             v.extend([
-                int(i64::from(clustered)),
-                int(if clustered { 8 } else { 1 }),
-                int(if clustered { 30 } else { 0 }),
+                int(1), // clusterSchedulingPolicy: 1 on every real row
+                u(k.cluster.max_potential),
+                u(k.cluster.max_active),
                 text("[]"),
             ]);
             v
