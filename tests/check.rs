@@ -580,7 +580,7 @@ fn comm_needs_fifteen_fields_and_valid_objects() {
 #[test]
 fn body_must_be_sorted_by_first_time() {
     let prv = with_line(5, "3:1:1:1:1:50:50:2:1:2:1:300:300:64:7");
-    only_problem(&check(&prv, PCF, ROW), "1 record(s) start before the record preceding them (body not sorted by time), first at line 5 (time 50)");
+    only_problem(&check(&prv, PCF, ROW), "1 record(s) start earlier than a record above them (body not sorted by time), first at line 5 (time 50)");
 }
 
 #[test]

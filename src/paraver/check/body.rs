@@ -314,7 +314,7 @@ impl<'a> Body<'a> {
             let s = self.unsorted;
             p.push(|| {
                 format!(
-                    "{} record(s) start before the record preceding them (body not sorted by time), first at line {} (time {})",
+                    "{} record(s) start earlier than a record above them (body not sorted by time), first at line {} (time {})",
                     s.count, s.first_line, s.first_value
                 )
             });
