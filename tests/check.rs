@@ -894,9 +894,12 @@ fn every_convertible_real_export_passes_with_full_state_coverage() {
     if let Some(dir) = shared_traces() {
         for p in exports_under(&dir) {
             if p.file_name().is_some_and(|n| n == "jacc_cg_trace.sqlite") {
-                // No kernel, memcpy, API or NVTX rows: conversion fails by design.
-                assert!(convert(&[p]).is_err(), "jacc_cg_trace must not convert");
-                continue;
+                // No kernel, memcpy, API or NVTX rows: it converts only where another record
+                // family (OS scheduling) is read; otherwise it must fail with a clear error.
+                if let Err(e) = convert(&[p.clone()]) {
+                    assert!(e.to_string().contains("no events to convert"), "{e}");
+                    continue;
+                }
             }
             assert_converted_trace_passes(&[p]);
             checked += 1;
