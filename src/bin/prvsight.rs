@@ -60,6 +60,9 @@ mod cli {
             /// Accept threads whose states leave gaps in [0, end] (traces not written by prvsight).
             #[arg(long)]
             allow_state_gaps: bool,
+            /// Also check that these Paraver cfgs apply to the trace (repeatable).
+            #[arg(long = "cfg")]
+            cfgs: Vec<PathBuf>,
         },
         /// Convert exports into one zip for Paraver: trace (.prv.gz .pcf .row), cfgs/, metrics.json, README.txt.
         Bundle {
@@ -163,7 +166,8 @@ mod cli {
             Command::Check {
                 trace,
                 allow_state_gaps,
-            } => check(&trace, allow_state_gaps),
+                cfgs,
+            } => check(&trace, allow_state_gaps, &cfgs),
             Command::Metrics(args) => metrics(&args),
             Command::Synth {
                 scenario,
@@ -471,7 +475,8 @@ mod cli {
         Ok(())
     }
 
-    fn check(trace: &Path, allow_state_gaps: bool) -> Result<()> {
+    fn check(trace: &Path, allow_state_gaps: bool, cfgs: &[PathBuf]) -> Result<()> {
+        use prvsight::paraver::cfg::{self, Severity, TraceFacts};
         use prvsight::paraver::check::{check_files_with, CheckOptions};
         let opts = CheckOptions {
             require_full_state_coverage: !allow_state_gaps,
@@ -479,12 +484,36 @@ mod cli {
         };
         let report = check_files_with(trace, &opts)?;
         println!("{report}");
-        if report.is_ok() {
+        let mut failed = report.problem_count();
+        let facts = TraceFacts::from_report(&report);
+        for path in cfgs {
+            let text = std::fs::read_to_string(path).map_err(|e| Error::Unreadable {
+                file: path.display().to_string(),
+                detail: e.to_string(),
+            })?;
+            let findings = cfg::assess_cfg(&cfg::parse(&text), &facts);
+            let errors = findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+                .count();
+            failed += errors as u64;
+            let verdict = match (errors, findings.len()) {
+                (0, 0) => "applies".to_owned(),
+                (0, n) => format!("applies, {n} warning(s)"),
+                (e, _) => format!("does not apply, {e} error(s)"),
+            };
+            println!("{}: {verdict}", path.display());
+            for f in &findings {
+                let tag = if f.severity == Severity::Error { "error" } else { "warning" };
+                println!("  - {tag}: {}", f.message);
+            }
+        }
+        if failed == 0 {
             Ok(())
         } else {
             Err(Error::BadData {
                 file: trace.display().to_string(),
-                why: format!("{} problem(s) found", report.problem_count()),
+                why: format!("{failed} problem(s) found"),
             })
         }
     }
