@@ -25,6 +25,7 @@
 //!   the model's name interner itself, never by the number of records.
 
 pub mod accum;
+mod assemble;
 pub mod category;
 pub mod efficiency;
 pub mod histogram;

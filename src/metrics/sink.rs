@@ -8,14 +8,14 @@
 
 use std::collections::HashMap;
 
-use super::accum::{time_class, GpuAcc, OVERLAP_BUCKETS};
-use super::category::{memcpy_category, op_category, Category, NCAT};
-use super::efficiency::{Efficiency, GpuTimes};
+use super::accum::{time_class, GpuAcc};
+use super::assemble;
+use super::category::{memcpy_category, op_category, Category};
 use super::histogram::Histogram;
 use super::host::HostModel;
 use super::kernels::KernelStats;
 use super::nvtx::NvtxRanges;
-use super::report::*;
+use super::report::{MetricsReport, OpCounts};
 use super::series::Series;
 use super::sweep::{Piece, Sweep};
 use super::window::Selection;
@@ -27,12 +27,12 @@ use crate::model::{
 };
 
 /// Everything fed by pieces of GPU time.
-struct PieceSinks {
-    nccl_as: NcclAs,
-    sel: Selection,
-    gpus: Vec<GpuAcc>,
-    series: Series,
-    nvtx: NvtxRanges,
+pub(super) struct PieceSinks {
+    pub nccl_as: NcclAs,
+    pub sel: Selection,
+    pub gpus: Vec<GpuAcc>,
+    pub series: Series,
+    pub nvtx: NvtxRanges,
 }
 
 impl PieceSinks {
@@ -48,23 +48,23 @@ impl PieceSinks {
     }
 }
 
-struct State {
-    sweep: Sweep,
-    pieces: PieceSinks,
-    host: HostModel,
-    kernels: KernelStats,
-    histograms: HashMap<NameId, Histogram>,
-    kernel_category: HashMap<NameId, Category>,
-    counts: Vec<OpCounts>,
-    has_activity: Vec<bool>,
+pub(super) struct State {
+    pub sweep: Sweep,
+    pub pieces: PieceSinks,
+    pub host: HostModel,
+    pub kernels: KernelStats,
+    pub histograms: HashMap<NameId, Histogram>,
+    pub kernel_category: HashMap<NameId, Category>,
+    pub counts: Vec<OpCounts>,
+    pub has_activity: Vec<bool>,
     /// Time of the record being processed.
-    now: Ns,
+    pub now: Ns,
     /// Time of the last window change (last NVTX range start).
-    clock: Ns,
+    pub clock: Ns,
     /// NVTX ranges that started at `now`: whether they start inside the selected windows is known
     /// only once every range starting at `now` has been seen.
-    deferred: Vec<NvtxRange>,
-    max_end: Ns,
+    pub deferred: Vec<NvtxRange>,
+    pub max_end: Ns,
 }
 
 /// See [`MetricsSink::held`].
@@ -285,7 +285,7 @@ impl Sink for MetricsSink {
                 )));
             }
         }
-        self.report = Some(build(&self.opts, trace, names, &st, end));
+        self.report = Some(assemble::build(&self.opts, trace, names, &st, end));
         Ok(())
     }
 }
@@ -303,134 +303,5 @@ fn range_not_found(name: &str, instance: Option<u32>, st: &State) -> String {
             "{what} is not in the trace; ranges present (most frequent first): {}",
             known.join(", ")
         )
-    }
-}
-
-fn build(
-    opts: &MetricsOptions,
-    trace: &TraceInfo,
-    names: &Names,
-    st: &State,
-    end: Ns,
-) -> MetricsReport {
-    let sel = &st.pieces.sel;
-    let t = if sel.spec.is_some() { sel.total } else { end };
-    let devices = &trace.objects.devices;
-    let active: Vec<usize> = (0..devices.len()).filter(|&g| st.has_activity[g]).collect();
-    let accs = &st.pieces.gpus;
-
-    let times: Vec<GpuTimes> = active
-        .iter()
-        .map(|&g| GpuTimes {
-            useful: accs[g].useful,
-            active: accs[g].active(),
-        })
-        .collect();
-    let efficiency = Efficiency::compute(&times, t);
-
-    let gpus: Vec<GpuReport> = devices
-        .iter()
-        .enumerate()
-        .map(|(g, d)| {
-            let a = &accs[g];
-            let idle = t.saturating_sub(a.active());
-            GpuReport {
-                index: g,
-                label: d.label(),
-                host: trace.objects.hosts[d.host].name.clone(),
-                cuda_id: d.cuda_id,
-                has_activity: st.has_activity[g],
-                counts: st.counts[g].clone(),
-                useful_ns: a.useful,
-                communication_ns: a.comm,
-                active_ns: a.active(),
-                idle_ns: idle,
-                useful_fraction: fraction(a.useful, t),
-                communication_fraction: fraction(a.comm, t),
-                idle_fraction: fraction(idle, t),
-                breakdown: breakdown(&a.exclusive, t),
-                overlap: overlap_profile(&a.overlap),
-            }
-        })
-        .collect();
-
-    let pick =
-        |f: &dyn Fn(&GpuAcc) -> Ns| -> Vec<Ns> { active.iter().map(|&g| f(&accs[g])).collect() };
-    let load_balance = LoadBalance {
-        useful: avg_max(&pick(&|a| a.useful)),
-        communication: avg_max(&pick(&|a| a.comm)),
-        idle: avg_max(&pick(&|a| t.saturating_sub(a.active()))),
-    };
-
-    let mut exclusive = [0; NCAT];
-    let mut overlap = [0; OVERLAP_BUCKETS];
-    for &g in &active {
-        for (x, y) in exclusive.iter_mut().zip(&accs[g].exclusive) {
-            *x += y;
-        }
-        for (x, y) in overlap.iter_mut().zip(&accs[g].overlap) {
-            *x += y;
-        }
-    }
-    let busy_all: Ns = active.iter().map(|&g| accs[g].active()).sum();
-    let top = st.kernels.overall_rows(busy_all, opts.top, names);
-    let histograms = top
-        .iter()
-        .filter_map(|row| {
-            let id = names.lookup(&row.name)?;
-            let h = st.histograms.get(&id)?;
-            Some(KernelHistogram {
-                name: row.name.clone(),
-                short_name: row.short_name.clone(),
-                count: h.total(),
-                bins: h.bins(),
-                modes_ns: h
-                    .modes()
-                    .into_iter()
-                    .map(|k| super::histogram::bin_range(k).0)
-                    .collect(),
-            })
-        })
-        .collect();
-    let kernels = KernelsReport {
-        distinct: st.kernels.distinct(),
-        per_gpu: active
-            .iter()
-            .map(|&g| GpuKernels {
-                gpu: g,
-                distinct: st.kernels.distinct_on(g),
-                top: st.kernels.gpu_rows(g, accs[g].active(), opts.top, names),
-            })
-            .collect(),
-        top,
-    };
-
-    MetricsReport {
-        schema_version: SCHEMA_VERSION,
-        generator: format!("prvsight {}", env!("CARGO_PKG_VERSION")),
-        inputs: trace.sources.iter().map(|s| s.label.clone()).collect(),
-        options: opts.clone(),
-        trace_end_ns: end,
-        window: WindowReport {
-            nvtx_range: sel.spec.clone(),
-            instances: sel.instances,
-            first_start_ns: sel.first_start,
-            last_end_ns: sel.spec.as_ref().map(|_| sel.last_end),
-            elapsed_ns: t,
-        },
-        definitions: definitions(opts),
-        efficiency,
-        gpus,
-        load_balance,
-        breakdown: breakdown(&exclusive, t * active.len() as Ns),
-        overlap: overlap_profile(&overlap),
-        kernels,
-        histograms,
-        nvtx: NvtxReport {
-            distinct: st.pieces.nvtx.distinct(),
-            ranges: st.pieces.nvtx.rows(&active, &trace.domains, opts.top),
-        },
-        series: st.pieces.series.report(),
-        host: st.host.report(&trace.objects, t),
     }
 }
