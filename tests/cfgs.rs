@@ -653,3 +653,35 @@ fn ignored_lines_are_warnings_and_refused_lines_errors() {
     assert_eq!((c.problems.len(), c.warnings.len()), (1, 0));
     assert!(!cfg::cfg_applies(&c, &f));
 }
+
+#[test]
+fn mutated_cfgs_never_panic() {
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    const BYTES: &[u8] = b"{}, \n\"0123456789-.:<>#\xc3\xa9";
+    let facts = small_facts();
+    for name in CFGS {
+        let text = read_cfg(name);
+        for _ in 0..150 {
+            let mut b = text.as_bytes().to_vec();
+            for _ in 0..1 + next() % 8 {
+                let at = (next() % b.len() as u64) as usize;
+                let c = BYTES[(next() % BYTES.len() as u64) as usize];
+                match next() % 3 {
+                    0 => b[at] = c,
+                    1 => {
+                        b.remove(at);
+                    }
+                    _ => b.insert(at, c),
+                }
+            }
+            let text = String::from_utf8_lossy(&b);
+            let _ = check_cfg(&cfg::parse(&text), &facts);
+        }
+    }
+}

@@ -947,3 +947,70 @@ fn a_corrupted_real_trace_fails() {
     assert_eq!(r.problems.len(), 1, "{r}");
     assert!(r.problems[0].contains("gap(s) between states"), "{r}");
 }
+
+/// Deterministic xorshift, so the mutation test needs no extra crate and always runs the same.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Replaces, deletes or inserts bytes (from a set rich in separators and digits).
+fn mutate(text: &str, rng: &mut Rng) -> Vec<u8> {
+    const BYTES: &[u8] = b":,(){}\n\r \t0123456789-._#\"LEVELSIZEVALUES\xc3\xa9\xff";
+    let mut b = text.as_bytes().to_vec();
+    for _ in 0..1 + rng.below(6) {
+        let at = rng.below(b.len().max(1));
+        match rng.below(3) {
+            0 if !b.is_empty() => b[at] = BYTES[rng.below(BYTES.len())],
+            1 if !b.is_empty() => {
+                b.remove(at);
+            }
+            _ => b.insert(at.min(b.len()), BYTES[rng.below(BYTES.len())]),
+        }
+    }
+    b
+}
+
+#[test]
+fn mutated_inputs_never_panic_and_are_mostly_caught() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut caught = 0;
+    let rounds = 3000;
+    for _ in 0..rounds {
+        let which = rng.below(3);
+        let prv = if which == 0 {
+            mutate(PRV, &mut rng)
+        } else {
+            PRV.as_bytes().to_vec()
+        };
+        let pcf = if which == 1 {
+            String::from_utf8_lossy(&mutate(PCF, &mut rng)).into_owned()
+        } else {
+            PCF.to_owned()
+        };
+        let row = if which == 2 {
+            String::from_utf8_lossy(&mutate(ROW, &mut rng)).into_owned()
+        } else {
+            ROW.to_owned()
+        };
+        let r = check_readers(&prv[..], &pcf, &row, &CheckOptions::default());
+        if !r.is_ok() {
+            caught += 1;
+        }
+        let _ = r.to_string();
+    }
+    // Some mutations are harmless (a label letter, a digit inside a value); most are not.
+    assert!(
+        caught > rounds / 2,
+        "only {caught} of {rounds} mutations reported"
+    );
+}

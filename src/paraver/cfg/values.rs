@@ -178,7 +178,7 @@ pub(super) fn object_selection(
         .and_then(|r| r.strip_suffix('}'))
         .ok_or_else(bad)?;
     let open = inner.find('{').ok_or_else(bad)?;
-    let close = inner.rfind('}').ok_or_else(bad)?;
+    let close = inner.rfind('}').filter(|&c| c > open).ok_or_else(bad)?;
     let head: Vec<u32> = inner[..open]
         .split(',')
         .map(str::trim)

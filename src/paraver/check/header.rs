@@ -116,25 +116,22 @@ impl<'a> Cursor<'a> {
 /// Checks `DD/MM/YYYY at HH:MM` (Extrae's `strftime` format; §0.1).
 fn check_date(date: &str) -> Result<(), String> {
     let bad = || format!("header: date '{date}' is not 'DD/MM/YYYY at HH:MM'");
+    // Bytes, not str slices: a non-ASCII date must be a problem, not a panic.
     let b = date.as_bytes();
-    if b.len() != 19 || &date[10..14] != " at " || b[2] != b'/' || b[5] != b'/' || b[16] != b':' {
+    if b.len() != 19 || &b[10..14] != b" at " || b[2] != b'/' || b[5] != b'/' || b[16] != b':' {
         return Err(bad());
     }
     let num = |r: std::ops::Range<usize>| -> Result<u32, String> {
-        let t = &date[r];
-        if t.bytes().all(|c| c.is_ascii_digit()) {
-            t.parse().map_err(|_| bad())
-        } else {
-            Err(bad())
-        }
+        b[r].iter().try_fold(0u32, |acc, &c| {
+            if c.is_ascii_digit() {
+                Ok(acc * 10 + u32::from(c - b'0'))
+            } else {
+                Err(bad())
+            }
+        })
     };
-    let (d, m, _y, h, min) = (
-        num(0..2)?,
-        num(3..5)?,
-        num(6..10)?,
-        num(14..16)?,
-        num(17..19)?,
-    );
+    let (d, m, h, min) = (num(0..2)?, num(3..5)?, num(14..16)?, num(17..19)?);
+    num(6..10)?;
     if !(1..=31).contains(&d) || !(1..=12).contains(&m) || h > 23 || min > 59 {
         return Err(format!("header: date '{date}' has an out-of-range field"));
     }

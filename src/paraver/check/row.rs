@@ -79,7 +79,7 @@ pub fn check(text: &str, header: Option<&Header>) -> Vec<String> {
                 ));
             }
         }
-        let labels = &lines[i..(i + n).min(lines.len())];
+        let labels = &lines[i..i.saturating_add(n).min(lines.len())];
         if labels.len() < n {
             problems.push(format!(
                 "row line {line_no}: level {name} announces {n} labels but the file ends after {}",
