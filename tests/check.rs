@@ -896,7 +896,7 @@ fn every_convertible_real_export_passes_with_full_state_coverage() {
             if p.file_name().is_some_and(|n| n == "jacc_cg_trace.sqlite") {
                 // No kernel, memcpy, API or NVTX rows: it converts only where another record
                 // family (OS scheduling) is read; otherwise it must fail with a clear error.
-                if let Err(e) = convert(&[p.clone()]) {
+                if let Err(e) = convert(std::slice::from_ref(&p)) {
                     assert!(e.to_string().contains("no events to convert"), "{e}");
                     continue;
                 }

@@ -55,7 +55,7 @@ pub fn parse(text: &str) -> Cfg {
             .problems
             .push("ConfigFile.BeginDescription has no ConfigFile.EndDescription".into());
     }
-    if !p.has_shebang && !(p.has_version && p.cfg.num_windows.is_some()) {
+    if !(p.has_shebang || p.has_version && p.cfg.num_windows.is_some()) {
         p.cfg.problems.insert(
             0,
             "not recognised as a cfg: it needs a '#ParaverCFG' line (or ConfigFile.Version: and ConfigFile.NumWindows:)".into(),

@@ -74,7 +74,7 @@ pub(super) fn semantic_module(rest: &str) -> Result<SemanticParams, String> {
     let brace = after.find('{').ok_or_else(bad)?;
     let function = after[..brace].trim_end().to_owned();
     let tokens: Vec<&str> = after[brace..]
-        .split(|c: char| c == '{' || c == '}' || c == ',' || c == ' ')
+        .split(['{', '}', ',', ' '])
         .filter(|t| !t.is_empty())
         .collect();
     let num = |t: &str| t.parse::<f64>().map_err(|_| bad());
@@ -269,20 +269,14 @@ pub(super) fn analyzer_tag(
         "Analyzer2D.Minimum:" => a.minimum = Some(number(v)?),
         "Analyzer2D.Maximum:" => a.maximum = Some(number(v)?),
         "Analyzer2D.Delta:" => a.delta = Some(number(v)?),
-        "Analyzer2D.HorizVert:" => {
-            if v != "Horizontal" && v != "Vertical" {
-                return Err(format!("{tag} '{v}' must be Horizontal or Vertical"));
-            }
+        "Analyzer2D.HorizVert:" if v != "Horizontal" && v != "Vertical" => {
+            return Err(format!("{tag} '{v}' must be Horizontal or Vertical"));
         }
-        "Analyzer2D.AnalysisLimits:" => {
-            if !matches!(v, "Alltrace" | "Allwindow" | "Region") {
-                return Err(format!("{tag} '{v}' must be Alltrace, Allwindow or Region"));
-            }
+        "Analyzer2D.AnalysisLimits:" if !matches!(v, "Alltrace" | "Allwindow" | "Region") => {
+            return Err(format!("{tag} '{v}' must be Alltrace, Allwindow or Region"));
         }
-        "Analyzer2D.Zoom:" => {
-            if v != "Enabled" && v != "Disabled" {
-                return Err(format!("{tag} '{v}' must be Enabled or Disabled"));
-            }
+        "Analyzer2D.Zoom:" if v != "Enabled" && v != "Disabled" => {
+            return Err(format!("{tag} '{v}' must be Enabled or Disabled"));
         }
         "Analyzer2D.HideCols:"
         | "Analyzer2D.Color:"
