@@ -53,16 +53,25 @@ mod inflate {
 
     fn parse(args: Vec<String>) -> Res<Args> {
         let mut it = args.into_iter();
-        let (mut input, mut output, mut factor, mut target_mb, mut ranks) = (None, None, None, None, 1);
+        let (mut input, mut output, mut factor, mut target_mb, mut ranks) =
+            (None, None, None, None, 1);
         let num = |v: Option<String>, what: &str| -> Res<u64> {
             v.ok_or(format!("{what} needs a value"))?
                 .parse::<u64>()
                 .map_err(|e| format!("{what}: {e}"))
-                .and_then(|n| if n == 0 { Err(format!("{what} must be at least 1")) } else { Ok(n) })
+                .and_then(|n| {
+                    if n == 0 {
+                        Err(format!("{what} must be at least 1"))
+                    } else {
+                        Ok(n)
+                    }
+                })
         };
         while let Some(a) = it.next() {
             match a.as_str() {
-                "-o" | "--output" => output = Some(PathBuf::from(it.next().ok_or("-o needs a path")?)),
+                "-o" | "--output" => {
+                    output = Some(PathBuf::from(it.next().ok_or("-o needs a path")?))
+                }
                 "--factor" => factor = Some(num(it.next(), "--factor")?),
                 "--target-mb" => target_mb = Some(num(it.next(), "--target-mb")?),
                 "--ranks" => ranks = num(it.next(), "--ranks")?,
@@ -73,7 +82,9 @@ mod inflate {
             }
         }
         if factor.is_some() == target_mb.is_some() {
-            return Err(format!("give exactly one of --factor and --target-mb\n{USAGE}"));
+            return Err(format!(
+                "give exactly one of --factor and --target-mb\n{USAGE}"
+            ));
         }
         Ok(Args {
             input: input.ok_or(USAGE)?,
@@ -131,7 +142,8 @@ mod inflate {
     }
 
     fn scalar(c: &Connection, sql: &str) -> Res<Option<i64>> {
-        c.query_row(sql, [], |r| r.get::<_, Option<i64>>(0)).map_err(|e| format!("{sql}: {e}"))
+        c.query_row(sql, [], |r| r.get::<_, Option<i64>>(0))
+            .map_err(|e| format!("{sql}: {e}"))
     }
 
     fn exec(c: &Connection, sql: &str) -> Res<usize> {
@@ -144,11 +156,16 @@ mod inflate {
         copy_exactly(&a)?;
         let c = Connection::open(&a.output).map_err(|e| format!("{}: {e}", a.output.display()))?;
         // A scratch file: no journal, no fsync.
-        c.execute_batch("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -65536;")
-            .map_err(|e| e.to_string())?;
+        c.execute_batch(
+            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -65536;",
+        )
+        .map_err(|e| e.to_string())?;
         let mut tables = read_tables(&c)?;
         if !tables.iter().any(|t| t.timed) {
-            return Err(format!("{}: no activity table (none has a start column)", a.input.display()));
+            return Err(format!(
+                "{}: no activity table (none has a start column)",
+                a.input.display()
+            ));
         }
         let (first, last) = time_range(&c, &tables)?;
         let period = last - first + GAP_NS;
@@ -159,7 +176,8 @@ mod inflate {
         let copies = replicate_in_time(&c, &tables, &a, period, &strides)?;
         if a.ranks > 1 {
             for t in tables.iter_mut() {
-                t.max_rowid = scalar(&c, &format!("SELECT max(rowid) FROM {}", q(&t.name)))?.unwrap_or(0);
+                t.max_rowid =
+                    scalar(&c, &format!("SELECT max(rowid) FROM {}", q(&t.name)))?.unwrap_or(0);
             }
             replicate_ranks(&c, &tables, a.ranks, copies, &strides)?;
         }
@@ -195,7 +213,8 @@ mod inflate {
         let src = Connection::open_with_flags(&a.input, OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(|e| format!("{}: {e}", a.input.display()))?;
         let out = a.output.to_str().ok_or("output path is not UTF-8")?;
-        src.execute("VACUUM INTO ?1", [out]).map_err(|e| format!("copying {}: {e}", a.input.display()))?;
+        src.execute("VACUUM INTO ?1", [out])
+            .map_err(|e| format!("copying {}: {e}", a.input.display()))?;
         Ok(())
     }
 
@@ -219,7 +238,8 @@ mod inflate {
             if !timed && !IDENTITY_TABLES.contains(&name.as_str()) {
                 continue;
             }
-            let max_rowid = scalar(c, &format!("SELECT max(rowid) FROM {}", q(&name)))?.unwrap_or(0);
+            let max_rowid =
+                scalar(c, &format!("SELECT max(rowid) FROM {}", q(&name)))?.unwrap_or(0);
             if max_rowid == 0 {
                 continue;
             }
@@ -236,23 +256,34 @@ mod inflate {
     /// (name, is the table's single-column primary key) of every column. In a composite key
     /// (SAMPLING_CALLCHAINS: id, stackDepth) only the id family column is offset.
     fn columns(c: &Connection, table: &str) -> Res<Vec<(String, bool)>> {
-        let mut st = c.prepare(&format!("PRAGMA table_info({})", q(table))).map_err(|e| e.to_string())?;
+        let mut st = c
+            .prepare(&format!("PRAGMA table_info({})", q(table)))
+            .map_err(|e| e.to_string())?;
         let rows: Vec<(String, i64)> = st
             .query_map([], |r| Ok((r.get::<_, String>(1)?, r.get::<_, i64>(5)?)))
             .and_then(|rows| rows.collect())
             .map_err(|e| e.to_string())?;
         let single = rows.iter().filter(|(_, pk)| *pk > 0).count() == 1;
-        Ok(rows.into_iter().map(|(name, pk)| (name, single && pk > 0)).collect())
+        Ok(rows
+            .into_iter()
+            .map(|(name, pk)| (name, single && pk > 0))
+            .collect())
     }
 
     /// First and last time of the activity, over every time column of every activity table.
     fn time_range(c: &Connection, tables: &[Table]) -> Res<(i64, i64)> {
         let (mut first, mut last) = (i64::MAX, i64::MIN);
         for t in tables.iter().filter(|t| t.timed) {
-            for col in t.cols.iter().filter(|c| matches!(c.as_str(), "start" | "end" | "timestamp")) {
+            for col in t
+                .cols
+                .iter()
+                .filter(|c| matches!(c.as_str(), "start" | "end" | "timestamp"))
+            {
                 let sql = format!("SELECT min({0}), max({0}) FROM {1}", q(col), q(&t.name));
                 let (lo, hi) = c
-                    .query_row(&sql, [], |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)))
+                    .query_row(&sql, [], |r| {
+                        Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?))
+                    })
                     .map_err(|e| format!("{sql}: {e}"))?;
                 if let (Some(lo), Some(hi)) = (lo, hi) {
                     first = first.min(lo);
@@ -272,7 +303,8 @@ mod inflate {
         for t in tables.iter().filter(|t| t.timed) {
             for (col, pk) in columns(c, &t.name)? {
                 if let Some(fam) = id_family(&t.name, &col, pk && !is_time_col(&col)) {
-                    let max = scalar(c, &format!("SELECT max({}) FROM {}", q(&col), q(&t.name)))?.unwrap_or(0);
+                    let max = scalar(c, &format!("SELECT max({}) FROM {}", q(&col), q(&t.name)))?
+                        .unwrap_or(0);
                     let e = out.entry(fam).or_insert(1);
                     *e = (*e).max(max.saturating_add(1));
                 }
@@ -303,8 +335,10 @@ mod inflate {
         period: i64,
         strides: &BTreeMap<String, i64>,
     ) -> Res<u64> {
-        let pks: BTreeMap<&str, Vec<(String, bool)>> =
-            tables.iter().map(|t| Ok((t.name.as_str(), columns(c, &t.name)?))).collect::<Res<_>>()?;
+        let pks: BTreeMap<&str, Vec<(String, bool)>> = tables
+            .iter()
+            .map(|t| Ok((t.name.as_str(), columns(c, &t.name)?)))
+            .collect::<Res<_>>()?;
         let mut k: u64 = 1;
         loop {
             let done = match (a.factor, a.target_mb) {
@@ -315,7 +349,9 @@ mod inflate {
             if done {
                 return Ok(k);
             }
-            let shift = (k as i64).checked_mul(period).ok_or("time shift overflows")?;
+            let shift = (k as i64)
+                .checked_mul(period)
+                .ok_or("time shift overflows")?;
             for t in tables.iter().filter(|t| t.timed) {
                 let exprs: Vec<String> = pks[t.name.as_str()]
                     .iter()
@@ -370,21 +406,40 @@ mod inflate {
                         max_id = max_id.max(scalar(c, &sql)?.unwrap_or(0));
                     }
                     "globalPid" => {
-                        let sql = format!("SELECT max(({} >> 24) & {ID_BITS_MAX}) FROM {}", q(col), q(n));
+                        let sql = format!(
+                            "SELECT max(({} >> 24) & {ID_BITS_MAX}) FROM {}",
+                            q(col),
+                            q(n)
+                        );
                         max_id = max_id.max(scalar(c, &sql)?.unwrap_or(0));
                     }
-                    "pid" | "processId" => max_id = max_id.max(scalar(c, &format!("SELECT max({}) FROM {}", q(col), q(n)))?.unwrap_or(0)),
-                    "deviceId" | "srcDeviceId" | "dstDeviceId" => {
-                        devices = devices.max(scalar(c, &format!("SELECT max({}) + 1 FROM {}", q(col), q(n)))?.unwrap_or(0))
+                    "pid" | "processId" => {
+                        max_id = max_id.max(
+                            scalar(c, &format!("SELECT max({}) FROM {}", q(col), q(n)))?
+                                .unwrap_or(0),
+                        )
                     }
-                    "rank" if n == "MPI_RANKS" => mpi_ranks = scalar(c, "SELECT max(rank) + 1 FROM MPI_RANKS")?.unwrap_or(0),
+                    "deviceId" | "srcDeviceId" | "dstDeviceId" => {
+                        devices = devices.max(
+                            scalar(c, &format!("SELECT max({}) + 1 FROM {}", q(col), q(n)))?
+                                .unwrap_or(0),
+                        )
+                    }
+                    "rank" if n == "MPI_RANKS" => {
+                        mpi_ranks = scalar(c, "SELECT max(rank) + 1 FROM MPI_RANKS")?.unwrap_or(0)
+                    }
                     _ => {}
                 }
             }
         }
         let step = max_id + 1;
-        if step.checked_mul(ranks as i64).is_none_or(|top| top > ID_BITS_MAX) {
-            return Err(format!("{ranks} ranks do not fit in nsys's 24-bit pids (largest pid/tid {max_id})"));
+        if step
+            .checked_mul(ranks as i64)
+            .is_none_or(|top| top > ID_BITS_MAX)
+        {
+            return Err(format!(
+                "{ranks} ranks do not fit in nsys's 24-bit pids (largest pid/tid {max_id})"
+            ));
         }
         let devices = devices.max(1);
         for r in 1..ranks as i64 {
@@ -395,17 +450,28 @@ mod inflate {
                     .iter()
                     .map(|(col, pk)| {
                         let qc = q(col);
-                        let fam = if t.timed { id_family(&t.name, col, *pk && !is_time_col(col)) } else { None };
+                        let fam = if t.timed {
+                            id_family(&t.name, col, *pk && !is_time_col(col))
+                        } else {
+                            None
+                        };
                         match (t.name.as_str(), col.as_str()) {
                             (_, "globalPid") => format!("{qc} + {}", d << 24),
-                            (_, "globalTid" | "endGlobalTid") => format!("{qc} + {}", (d << 24) + d),
+                            (_, "globalTid" | "endGlobalTid") => {
+                                format!("{qc} + {}", (d << 24) + d)
+                            }
                             (_, "pid" | "processId") => format!("{qc} + {d}"),
-                            (_, "deviceId" | "srcDeviceId" | "dstDeviceId") => format!("{qc} + {g}"),
-                            ("TARGET_INFO_GPU", "id" | "cuDevice") | ("TARGET_INFO_CUDA_DEVICE", "cudaId" | "gpuId") => {
+                            (_, "deviceId" | "srcDeviceId" | "dstDeviceId") => {
+                                format!("{qc} + {g}")
+                            }
+                            ("TARGET_INFO_GPU", "id" | "cuDevice")
+                            | ("TARGET_INFO_CUDA_DEVICE", "cudaId" | "gpuId") => {
                                 format!("{qc} + {g}")
                             }
                             // The GPU is the low byte of a metrics typeId.
-                            ("GPU_METRICS" | "TARGET_INFO_GPU_METRICS", "typeId") => format!("{qc} + {g}"),
+                            ("GPU_METRICS" | "TARGET_INFO_GPU_METRICS", "typeId") => {
+                                format!("{qc} + {g}")
+                            }
                             ("MPI_RANKS", "rank") => format!("{qc} + {}", r * mpi_ranks),
                             _ => match fam {
                                 Some(f) => format!("{qc} + {}", r * copies as i64 * strides[&f]),
@@ -422,7 +488,12 @@ mod inflate {
 
     /// The session covers the whole inflated activity: ANALYSIS_DETAILS's stop time and duration.
     fn stretch_session(c: &Connection, by: i64) -> Res<()> {
-        let has = scalar(c, "SELECT count(*) FROM sqlite_master WHERE name = 'ANALYSIS_DETAILS'")?.unwrap_or(0) > 0;
+        let has = scalar(
+            c,
+            "SELECT count(*) FROM sqlite_master WHERE name = 'ANALYSIS_DETAILS'",
+        )?
+        .unwrap_or(0)
+            > 0;
         if has && by > 0 {
             exec(c, &format!("UPDATE ANALYSIS_DETAILS SET stopTime = stopTime + {by}, duration = duration + {by}"))?;
         }
