@@ -28,11 +28,13 @@ pub enum Family {
     GpuMetrics,
     /// CPU scheduling: which CPU each thread ran on (SCHED_EVENTS).
     Sched,
+    /// Whole CUDA graph replays (CUPTI_ACTIVITY_KIND_GRAPH_TRACE).
+    Graphs,
 }
 
 impl Family {
-    pub const ALL: [Family; 9] =
-        [Family::Kernel, Family::Memcpy, Family::Memset, Family::CudaApi, Family::Nvtx, Family::Mpi, Family::Osrt, Family::GpuMetrics, Family::Sched];
+    pub const ALL: [Family; 10] =
+        [Family::Kernel, Family::Memcpy, Family::Memset, Family::CudaApi, Family::Nvtx, Family::Mpi, Family::Osrt, Family::GpuMetrics, Family::Sched, Family::Graphs];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -45,6 +47,7 @@ impl Family {
             Family::Osrt => "osrt",
             Family::GpuMetrics => "gpu-metrics",
             Family::Sched => "sched",
+            Family::Graphs => "graphs",
         }
     }
 
@@ -55,6 +58,7 @@ impl Family {
             Family::Osrt => &["OSRT_API"],
             Family::GpuMetrics => &["GPU_METRICS"],
             Family::Sched => &["SCHED_EVENTS"],
+            Family::Graphs => &["CUPTI_ACTIVITY_KIND_GRAPH_TRACE"],
             _ => std::slice::from_ref(match self {
                 Family::Kernel => &"CUPTI_ACTIVITY_KIND_KERNEL",
                 Family::Memcpy => &"CUPTI_ACTIVITY_KIND_MEMCPY",
@@ -92,6 +96,7 @@ impl FromStr for Family {
             "osrt" | "os-runtime" => Family::Osrt,
             "gpu-metrics" | "metrics" => Family::GpuMetrics,
             "sched" | "cpu-sched" | "scheduling" => Family::Sched,
+            "graphs" | "graph" | "cuda-graphs" => Family::Graphs,
             _ => {
                 let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
                 return Err(format!(

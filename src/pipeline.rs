@@ -557,6 +557,7 @@ fn record_family_name(r: &crate::model::Record) -> &'static str {
             GpuOpKind::Kernel(_) => "kernel",
             GpuOpKind::Memcpy(_) => "memcpy",
             GpuOpKind::Memset(_) => "memset",
+            GpuOpKind::Graph(_) => "graph",
         },
         Record::Host(h) => match h.kind {
             crate::model::HostCallKind::Cuda(_) => "cuda-api",

@@ -128,6 +128,7 @@ impl Fixture {
             end,
             next_on_stream: None,
             correlation_id: self.recs.len() as u64,
+            graph_node_id: None,
             kind,
         }));
     }

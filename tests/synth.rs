@@ -17,8 +17,10 @@ use rusqlite::{Connection, OpenFlags};
 const KERNEL: u32 = 63_000_006;
 const NCCL_KERNEL: u32 = 63_000_007;
 /// The record families of `Summary.counts` the core converts today.
-const CORE_FAMILIES: [&str; 9] = [
+const CORE_FAMILIES: [&str; 11] = [
     "kernel",
+    "graph",
+    "gpu-metric",
     "memcpy",
     "memset",
     "cuda-api",

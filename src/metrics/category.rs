@@ -247,6 +247,7 @@ pub fn op_category(op: &GpuOp, names: &Names) -> Category {
         },
         GpuOpKind::Memcpy(m) => memcpy_category(m.copy_kind),
         GpuOpKind::Memset(_) => Category::Memset,
+        GpuOpKind::Graph(_) => Category::OtherCompute,
     }
 }
 

@@ -151,6 +151,8 @@ impl State {
                 .or_insert_with(|| op_category(op, names)),
             GpuOpKind::Memcpy(m) => memcpy_category(m.copy_kind),
             GpuOpKind::Memset(_) => Category::Memset,
+            // A whole graph replay: its kernels are not visible one by one; count it as compute.
+            GpuOpKind::Graph(_) => Category::OtherCompute,
         };
         self.has_activity[dev] = true;
         self.max_end = self.max_end.max(end);
@@ -168,6 +170,7 @@ impl State {
                 }
                 GpuOpKind::Memcpy(_) => c.memcpy += 1,
                 GpuOpKind::Memset(_) => c.memset += 1,
+                GpuOpKind::Graph(_) => {}
             }
         }
         let pieces = &mut self.pieces;

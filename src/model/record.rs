@@ -74,11 +74,21 @@ pub struct Memset {
     pub mem_kind: Option<u32>,
 }
 
+/// A whole CUDA graph replay traced as one operation (`--cuda-graph-trace=graph`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GraphExec {
+    /// `CUDA graph <graphId> exec <graphExecId>`.
+    pub name: NameId,
+    pub graph_id: u64,
+    pub exec_id: u64,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum GpuOpKind {
     Kernel(Kernel),
     Memcpy(Memcpy),
     Memset(Memset),
+    Graph(GraphExec),
 }
 
 /// Work executed on a GPU stream.
@@ -92,6 +102,8 @@ pub struct GpuOp {
     /// Start of the next operation on the same stream (lookahead, for idle gaps).
     pub next_on_stream: Option<Ns>,
     pub correlation_id: u64,
+    /// Node of a CUDA graph this operation ran as (`--cuda-graph-trace=node`).
+    pub graph_node_id: Option<u64>,
     pub kind: GpuOpKind,
 }
 

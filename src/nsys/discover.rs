@@ -116,7 +116,7 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
     }
 
     // GPU streams and time span of GPU work.
-    for f in [Family::Kernel, Family::Memcpy, Family::Memset] {
+    for f in [Family::Kernel, Family::Memcpy, Family::Memset, Family::Graphs] {
         if !d.families.contains(&f) {
             continue;
         }

@@ -17,12 +17,13 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
     if !families.contains(&Family::CudaApi) {
         return None;
     }
-    let parts: Vec<String> = [(0, Family::Kernel), (1, Family::Memcpy), (2, Family::Memset)]
+    // fam 0 kernels and graph replays (launch links), 1–2 memory operations (memory links).
+    let parts: Vec<String> = [(0, Family::Kernel), (1, Family::Memcpy), (2, Family::Memset), (0, Family::Graphs)]
         .iter()
         .filter(|(_, f)| families.contains(f))
         .map(|(fam, f)| {
             let t = f.table();
-            let bytes = if *fam == 0 { "NULL".to_owned() } else { schema.col_or_null(t, "bytes") };
+            let bytes = if *fam == 0 || !schema.has_column(t, "bytes") { "NULL".to_owned() } else { schema.col_or_null(t, "bytes") };
             format!(
                 "SELECT {fam} AS fam, start, globalPid, deviceId, {ctx} AS ctx, streamId, correlationId, {bytes} AS bytes \
                  FROM {t} WHERE start IS NOT NULL AND correlationId IS NOT NULL",

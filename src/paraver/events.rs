@@ -16,6 +16,13 @@ pub const MEMSET_VALUE: u32 = 63_000_005;
 pub const KERNEL: u32 = 63_000_006;
 /// Communication kernel (NCCL...); value = demangled kernel name.
 pub const COMM_KERNEL: u32 = 63_000_007;
+/// A whole CUDA graph replay on a stream; value = `CUDA graph G exec E`.
+pub const GRAPH_EXEC: u32 = 63_000_008;
+/// Graph id and executable-graph id of a replay (raw).
+pub const GRAPH_ID: u32 = 63_000_100;
+pub const GRAPH_EXEC_ID: u32 = 63_000_101;
+/// Graph node a kernel/memcpy/memset ran as (node-level graph tracing; raw).
+pub const GRAPH_NODE_ID: u32 = 63_000_102;
 /// Kernel short name (function name only), for views that group template instances.
 pub const KERNEL_SHORT_NAME: u32 = 63_000_010;
 
@@ -147,6 +154,10 @@ pub fn type_label(t: u32) -> Option<&'static str> {
         NVTX_MARK => "NVTX marks",
         NVTX_CATEGORY => "NVTX range category",
         OS_CALL => "OS runtime call",
+        GRAPH_EXEC => "CUDA graph execution",
+        GRAPH_ID => "CUDA Graph ID",
+        GRAPH_EXEC_ID => "CUDA Graph Exec ID",
+        GRAPH_NODE_ID => "Graph Node ID",
         ON_CPU => "Running on CPU",
         NCCL_COLLECTIVE => "NCCL collective",
         NCCL_ALGORITHM => "NCCL algorithm",

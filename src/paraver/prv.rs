@@ -329,30 +329,21 @@ impl<'w> ParaverWriter<'w> {
     }
 
     fn gpu(&mut self, op: &GpuOp, names: &Names) -> Result<()> {
-        self.busy(
-            op.thread,
-            op.start,
-            op.end,
-            op.next_on_stream,
-            states::of_gpu_op(&op.kind),
-        )?;
+        self.busy(op.thread, op.start, op.end, op.next_on_stream, states::of_gpu_op(&op.kind))?;
         let family = match op.kind {
             GpuOpKind::Kernel(_) => Family::Kernel,
             GpuOpKind::Memcpy(_) => Family::Memcpy,
             GpuOpKind::Memset(_) => Family::Memset,
+            GpuOpKind::Graph(_) => Family::Graphs,
         };
         if self.too_short(family, op.start, op.end) {
             return Ok(());
         }
         use ValueLabels::*;
-        match &op.kind {
+        let (mut pairs, mut labels): (Vec<(u32, u64)>, Vec<ValueLabels>) = match &op.kind {
             GpuOpKind::Kernel(k) => {
-                let ty = if k.class == KernelClass::Communication {
-                    COMM_KERNEL
-                } else {
-                    KERNEL
-                };
-                let pairs = [
+                let ty = if k.class == KernelClass::Communication { COMM_KERNEL } else { KERNEL };
+                let mut pairs = vec![
                     (ty, Self::name_value(k.name)),
                     (KERNEL_SHORT_NAME, Self::name_value(k.short_name)),
                     (GRID_X, u64::from(k.grid[0])),
@@ -365,54 +356,40 @@ impl<'w> ParaverWriter<'w> {
                     (DYNAMIC_SHARED_MEMORY, u64::from(k.dynamic_shared_memory)),
                     (LOCAL_MEMORY_TOTAL, k.local_memory_total),
                     (REGISTERS_PER_THREAD, u64::from(k.registers_per_thread)),
-                    (
-                        LOCAL_MEMORY_PER_THREAD,
-                        u64::from(k.local_memory_per_thread),
-                    ),
+                    (LOCAL_MEMORY_PER_THREAD, u64::from(k.local_memory_per_thread)),
                     (CORRELATION_ID, op.correlation_id),
                 ];
-                let labels = [
-                    Names, Names, Numeric, Numeric, Numeric, Numeric, Numeric, Numeric, Numeric,
-                    Numeric, Numeric, Numeric, Numeric, Numeric,
-                ];
-                let (mut pairs, mut labels) = (pairs.to_vec(), labels.to_vec());
+                let mut labels = vec![Names, Names];
+                labels.resize(pairs.len(), Numeric);
                 if k.class == KernelClass::Communication {
                     self.nccl_kernel_pairs(op, k.name, names, &mut pairs, &mut labels);
                 }
-                self.interval(op.thread, op.start, op.end, &pairs, &labels)
+                (pairs, labels)
             }
-            GpuOpKind::Memcpy(m) => {
-                let pairs = [
+            GpuOpKind::Memcpy(m) => (
+                vec![
                     (GPU_MEMORY_OP, memcpy_value(m.copy_kind)),
                     (MEMORY_OP_BYTES, m.bytes),
                     (MEMCPY_SRC_KIND, m.src_kind.map_or(0, mem_kind_value)),
                     (MEMCPY_DST_KIND, m.dst_kind.map_or(0, mem_kind_value)),
                     (CORRELATION_ID, op.correlation_id),
-                ];
-                self.interval(
-                    op.thread,
-                    op.start,
-                    op.end,
-                    &pairs,
-                    &[MemoryOps, Numeric, MemKinds, MemKinds, Numeric],
-                )
-            }
-            GpuOpKind::Memset(m) => {
-                let pairs = [
-                    (GPU_MEMORY_OP, MEMSET_OP_VALUE),
-                    (MEMORY_OP_BYTES, m.bytes),
-                    (MEMSET_VALUE, m.value),
-                    (CORRELATION_ID, op.correlation_id),
-                ];
-                self.interval(
-                    op.thread,
-                    op.start,
-                    op.end,
-                    &pairs,
-                    &[MemoryOps, Numeric, Numeric, Numeric],
-                )
-            }
+                ],
+                vec![MemoryOps, Numeric, MemKinds, MemKinds, Numeric],
+            ),
+            GpuOpKind::Memset(m) => (
+                vec![(GPU_MEMORY_OP, MEMSET_OP_VALUE), (MEMORY_OP_BYTES, m.bytes), (MEMSET_VALUE, m.value), (CORRELATION_ID, op.correlation_id)],
+                vec![MemoryOps, Numeric, Numeric, Numeric],
+            ),
+            GpuOpKind::Graph(gx) => (
+                vec![(GRAPH_EXEC, Self::name_value(gx.name)), (GRAPH_ID, gx.graph_id), (GRAPH_EXEC_ID, gx.exec_id), (CORRELATION_ID, op.correlation_id)],
+                vec![Names, Numeric, Numeric, Numeric],
+            ),
+        };
+        if let Some(node) = op.graph_node_id {
+            pairs.push((GRAPH_NODE_ID, node));
+            labels.push(Numeric);
         }
+        self.interval(op.thread, op.start, op.end, &pairs, &labels)
     }
 
     fn host(&mut self, call: &HostCall, names: &Names) -> Result<()> {
@@ -743,7 +720,7 @@ impl ParaverWriter<'_> {
             let name = if self.domain_names[d].is_empty() {
                 "default domain".to_owned()
             } else {
-                format!("domain {}", self.domain_names[d])
+                if self.domain_names[d].starts_with("domain ") { self.domain_names[d].clone() } else { format!("domain {}", self.domain_names[d]) }
             };
             if ty == base {
                 return format!("NVTX push/pop ranges, {name}");

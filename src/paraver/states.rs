@@ -56,7 +56,7 @@ pub const STATES: &[(u32, &str, (u8, u8, u8))] = &[
 pub fn of_gpu_op(kind: &GpuOpKind) -> u32 {
     match kind {
         GpuOpKind::Kernel(k) if k.class == KernelClass::Communication => GROUP_COMMUNICATION,
-        GpuOpKind::Kernel(_) => RUNNING,
+        GpuOpKind::Kernel(_) | GpuOpKind::Graph(_) => RUNNING,
         GpuOpKind::Memcpy(_) | GpuOpKind::Memset(_) => MEMORY_TRANSFER,
     }
 }

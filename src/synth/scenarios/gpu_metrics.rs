@@ -144,6 +144,8 @@ fn spec() -> ScenarioSpec {
             ("nvtx-push-pop", 1),
             ("nvtx-mark", 1),
             ("link-launch", kernels),
+            // Every GPU_METRICS row is one sample record.
+            ("gpu-metric", 2 * m * SAMPLES as u64),
         ]),
         task_pids: vec![PID],
         host_threads: 1,

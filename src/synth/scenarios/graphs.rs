@@ -215,13 +215,15 @@ fn spec(name: &'static str, mode: Mode) -> ScenarioSpec {
             Mode::Graph => "CUDA graph replays traced per graph (CUPTI_ACTIVITY_KIND_GRAPH_TRACE)",
             Mode::Node => "CUDA graph replays traced per node (kernels with graphNodeId)",
         },
+        // Graph mode: each replay is one `graph` record, linked to its cudaGraphLaunch.
         counts: counts(&[
             ("kernel", kernels),
             ("memcpy", 1 + n),
             ("cuda-api", api),
             ("nvtx-push-pop", 1 + g + n),
-            ("link-launch", kernels),
+            ("link-launch", kernels + if mode == Mode::Graph { n } else { 0 }),
             ("link-memory", 1 + n),
+            ("graph", if mode == Mode::Graph { n } else { 0 }),
         ]),
         task_pids: vec![PID],
         host_threads: 1,
