@@ -2,11 +2,12 @@
 //! GPUs, record families and NVTX range names. Built on `pipeline::plan` (the same discovery
 //! the conversion does) plus one small query for the NVTX names.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::metrics::nvtx::base_name;
 use crate::nsys::nvtx::NVTX_RANGE_TYPES;
 use crate::nsys::Export;
 use crate::options::{Family, Options};
@@ -178,8 +179,10 @@ fn has_rows(ex: &Export, table: &str) -> bool {
             .unwrap_or(false)
 }
 
-/// Distinct NVTX range names with their counts. The name is the inline `text`, else the string
-/// behind `textId` (nsys writes one or the other).
+/// NVTX range names with their counts, most frequent first. The name is the inline `text`, else
+/// the string behind `textId` (nsys writes one or the other), grouped as the metrics group them
+/// (PyTorch's per-call `, op_id = …` fields removed), so each offered name is one the metrics
+/// window accepts.
 fn nvtx_names(ex: &Export) -> Result<Vec<NvtxName>> {
     let s = &ex.schema;
     if !s.has_columns("NVTX_EVENTS", &["eventType", "text"]) {
@@ -195,19 +198,24 @@ fn nvtx_names(ex: &Export) -> Result<Vec<NvtxName>> {
     };
     let types: Vec<String> = NVTX_RANGE_TYPES.iter().map(|t| t.to_string()).collect();
     let sql = format!(
-        "SELECT {name} AS n, count(*) AS c FROM NVTX_EVENTS e WHERE e.eventType IN ({}) \
-         GROUP BY n HAVING n IS NOT NULL ORDER BY c DESC, n LIMIT {MAX_NVTX_NAMES}",
+        "SELECT {name} AS n, count(*) FROM NVTX_EVENTS e WHERE e.eventType IN ({}) \
+         GROUP BY n HAVING n IS NOT NULL",
         types.join(",")
     );
     let read = |e| Error::read(&ex.label, "the NVTX range names", e);
     let mut st = ex.conn.prepare(&sql).map_err(read)?;
-    let rows = st
-        .query_map([], |r| {
-            Ok(NvtxName {
-                name: r.get(0)?,
-                count: r.get::<_, i64>(1)? as u64,
-            })
-        })
-        .map_err(read)?;
-    rows.collect::<rusqlite::Result<Vec<_>>>().map_err(read)
+    let mut rows = st.query([]).map_err(read)?;
+    let mut counts: HashMap<String, u64> = HashMap::new();
+    while let Some(r) = rows.next().map_err(read)? {
+        let n: String = r.get(0).map_err(read)?;
+        let c: i64 = r.get(1).map_err(read)?;
+        *counts.entry(base_name(&n).to_owned()).or_insert(0) += c as u64;
+    }
+    let mut v: Vec<NvtxName> = counts
+        .into_iter()
+        .map(|(name, count)| NvtxName { name, count })
+        .collect();
+    v.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.name.cmp(&b.name)));
+    v.truncate(MAX_NVTX_NAMES);
+    Ok(v)
 }

@@ -2,6 +2,8 @@
 //! and data descriptor, inflates, and checks every CRC and size against each other. Any
 //! inconsistency is an `Err` naming the entry.
 
+#![allow(dead_code)]
+
 use std::io::Read;
 
 pub struct Entry {

@@ -1,0 +1,531 @@
+//! The wasm API as the worker calls it, run in Node (wasm-bindgen-test): inspect, convert with
+//! its chunked bundle, options, progress, cancel and the errors the page shows. Inputs are
+//! `Uint8Array`s read through the same read-only VFS as the browser's Blobs.
+//!
+//! Where `scripts/test-web.sh` left native CLI outputs in target/web-ref/, the wasm outputs must
+//! equal them byte for byte.
+#![cfg(all(target_family = "wasm", target_os = "unknown"))]
+
+#[path = "support/zipread.rs"]
+mod zipread;
+
+#[path = "support/grow.rs"]
+mod grow;
+
+use std::cell::RefCell;
+use std::io::Read;
+use std::rc::Rc;
+
+use js_sys::{Array, Function, Object, Reflect, Uint8Array};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_test::*;
+
+const SAMPLE: &[u8] = include_bytes!("../www/samples/testcuda_report1.sqlite");
+const REPO: &str = env!("CARGO_MANIFEST_DIR");
+
+#[wasm_bindgen(inline_js = "
+export function read_file(p) {
+  try { return new Uint8Array(process.getBuiltinModule('node:fs').readFileSync(p)); }
+  catch (e) { return undefined; }
+}
+export function log(s) { console.log(s); }
+")]
+extern "C" {
+    fn read_file(path: &str) -> JsValue;
+    fn log(s: &str);
+}
+
+fn file(path: &str) -> Option<Vec<u8>> {
+    let v = read_file(path);
+    v.dyn_ref::<Uint8Array>().map(|a| a.to_vec())
+}
+
+fn input(name: &str, bytes: &[u8]) -> JsValue {
+    let o = Object::new();
+    Reflect::set(&o, &"name".into(), &name.into()).unwrap();
+    Reflect::set(&o, &"data".into(), &Uint8Array::from(bytes)).unwrap();
+    o.into()
+}
+
+fn inputs(list: &[(&str, &[u8])]) -> Array {
+    list.iter().map(|(n, b)| input(n, b)).collect()
+}
+
+fn get(v: &JsValue, path: &str) -> JsValue {
+    path.split('.')
+        .fold(v.clone(), |o, k| match k.parse::<u32>() {
+            Ok(i) => Reflect::get_u32(&o, i).unwrap(),
+            Err(_) => Reflect::get(&o, &k.into()).unwrap(),
+        })
+}
+
+fn string(v: &JsValue, path: &str) -> String {
+    get(v, path)
+        .as_string()
+        .unwrap_or_else(|| panic!("{path} is not a string"))
+}
+
+fn number(v: &JsValue, path: &str) -> f64 {
+    get(v, path)
+        .as_f64()
+        .unwrap_or_else(|| panic!("{path} is not a number"))
+}
+
+fn strings(v: &JsValue, path: &str) -> Vec<String> {
+    Array::from(&get(v, path))
+        .iter()
+        .map(|x| x.as_string().unwrap())
+        .collect()
+}
+
+/// What `convert` gave: the result object, and the chunk stream split by tag.
+struct Converted {
+    result: JsValue,
+    zip: Vec<u8>,
+    trace: Vec<u8>,
+    phases: Vec<String>,
+}
+
+fn convert_with(
+    list: &Array,
+    options: JsValue,
+    cancel_at: Option<f64>,
+) -> Result<Converted, JsValue> {
+    let zip = Rc::new(RefCell::new(Vec::new()));
+    let trace = Rc::new(RefCell::new(Vec::new()));
+    let phases = Rc::new(RefCell::new(Vec::new()));
+    let (z, t) = (zip.clone(), trace.clone());
+    let on_chunk =
+        Closure::<dyn FnMut(String, Uint8Array)>::new(move |tag: String, bytes: Uint8Array| {
+            let b = bytes.to_vec();
+            if tag == "trace" {
+                t.borrow_mut().extend_from_slice(&b);
+            } else {
+                assert_eq!(tag, "zip");
+            }
+            z.borrow_mut().extend_from_slice(&b);
+        });
+    let p = phases.clone();
+    let on_progress = Closure::<dyn FnMut(JsValue) -> bool>::new(move |v: JsValue| {
+        p.borrow_mut().push(string(&v, "phase"));
+        let done = number(&v, "records_done");
+        cancel_at.is_none_or(|limit| done < limit)
+    });
+    let result = prvsight::wasm::convert(
+        list.clone(),
+        options,
+        on_chunk.as_ref().unchecked_ref::<Function>(),
+        on_progress.as_ref().unchecked_ref::<Function>(),
+    )?;
+    let zip = zip.borrow().clone();
+    let trace = trace.borrow().clone();
+    let phases = phases.borrow().clone();
+    Ok(Converted {
+        result,
+        zip,
+        trace,
+        phases,
+    })
+}
+
+/// The trace end of the native conversion of the sample (its .prv header), when present.
+fn native_end_ns() -> Option<f64> {
+    let prv = file(&format!("{REPO}/target/web-ref/testcuda_report1.prv"))?;
+    let header =
+        String::from_utf8_lossy(&prv[..prv.iter().position(|&b| b == b'\n')?]).into_owned();
+    header.split("):").nth(1)?.split("_ns").next()?.parse().ok()
+}
+
+fn options(json: &str) -> JsValue {
+    js_sys::JSON::parse(json).unwrap()
+}
+
+fn gunzip(b: &[u8]) -> Vec<u8> {
+    let mut v = Vec::new();
+    flate2::read::GzDecoder::new(b).read_to_end(&mut v).unwrap();
+    v
+}
+
+fn err_kind_and_message(e: JsValue) -> (String, String, String) {
+    (
+        string(&e, "kind"),
+        string(&e, "message"),
+        string(&e, "hint"),
+    )
+}
+
+#[wasm_bindgen_test]
+fn inspect_tells_what_the_sample_holds() {
+    let r = prvsight::wasm::inspect(inputs(&[("testcuda_report1.sqlite", SAMPLE)])).unwrap();
+    assert_eq!(string(&r, "files.0.name"), "testcuda_report1.sqlite");
+    assert_eq!(number(&r, "files.0.size"), 577_536.0);
+    assert_eq!(string(&r, "files.0.nsys_version"), "2026.1.1.204");
+    assert_eq!(string(&r, "files.0.schema_version"), "3.24.14");
+    assert_eq!(string(&r, "files.0.hostname"), "0x822a5b873");
+    assert_eq!(
+        strings(&r, "files.0.gpus"),
+        ["GPU0 (NVIDIA GeForce RTX 4060 Ti)"]
+    );
+    // Families with rows in this export (more may be added to the converter; these are the
+    // export's facts).
+    let fams = strings(&r, "files.0.families");
+    for f in ["kernel", "memcpy", "cuda-api", "osrt"] {
+        assert!(fams.iter().any(|x| x == f), "{f} missing from {fams:?}");
+    }
+    for f in ["memset", "nvtx", "mpi"] {
+        assert!(
+            !fams.iter().any(|x| x == f),
+            "{f} is not in this export: {fams:?}"
+        );
+    }
+    assert_eq!(Array::from(&get(&r, "files.0.ranks")).length(), 0);
+    assert_eq!(number(&r, "files.0.processes.0.pid"), 17068.0);
+    assert_eq!(Array::from(&get(&r, "files.0.nvtx_names")).length(), 0);
+    // The trace spans at least the last kernel's end (1,523,137,788 ns after the session start,
+    // less the origin); the native CLI's header has the exact value.
+    let duration = number(&r, "trace.duration_ns");
+    match native_end_ns() {
+        Some(end) => assert_eq!(duration, end),
+        None => assert!(duration > 1.0e9 && duration < 2.0e9, "{duration}"),
+    }
+    // 4 GPU streams and at least the 4 host threads with CUDA calls; the native .row has the count.
+    let threads = number(&r, "trace.threads");
+    match file(&format!("{REPO}/target/web-ref/testcuda_report1.row")) {
+        Some(row) => {
+            let row = String::from_utf8(row).unwrap();
+            let line = row
+                .lines()
+                .find(|l| l.starts_with("LEVEL THREAD SIZE "))
+                .expect("thread level");
+            assert_eq!(threads.to_string(), line["LEVEL THREAD SIZE ".len()..]);
+        }
+        None => assert!(threads >= 8.0, "{threads}"),
+    }
+    assert!(get(&r, "problem").is_null());
+}
+
+#[wasm_bindgen_test]
+fn convert_streams_a_bundle_whose_trace_bytes_are_the_trace_file() {
+    let c = convert_with(
+        &inputs(&[("testcuda_report1.sqlite", SAMPLE)]),
+        JsValue::UNDEFINED,
+        None,
+    )
+    .unwrap();
+    let r = &c.result;
+    assert_eq!(string(r, "bundle_name"), "testcuda_report1.zip");
+    assert_eq!(string(r, "names.prv"), "testcuda_report1.prv.gz");
+    assert_eq!(number(r, "summary.counts.kernel"), 4.0);
+    assert_eq!(number(r, "summary.counts.memcpy"), 12.0);
+    assert_eq!(number(r, "summary.counts.cuda-api"), 44.0);
+    let entries = zipread::read_zip(&c.zip).unwrap();
+    let names: Vec<&str> = entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names[..3],
+        [
+            "testcuda_report1/testcuda_report1.prv.gz",
+            "testcuda_report1/testcuda_report1.pcf",
+            "testcuda_report1/testcuda_report1.row"
+        ]
+    );
+    assert!(
+        names.contains(&"testcuda_report1/metrics.json")
+            && names.last() == Some(&"testcuda_report1/README.txt")
+    );
+    // The bytes tagged "trace" are exactly the stored .prv.gz entry.
+    assert!(c.trace == entries[0].data);
+    let prv = gunzip(&c.trace);
+    assert!(prv.starts_with(b"#Paraver (25/01/2026 at 02:26):"));
+    if let Some(end) = native_end_ns() {
+        assert!(prv.starts_with(format!("#Paraver (25/01/2026 at 02:26):{end}_ns:").as_bytes()));
+    }
+    // pcf and row come back as arrays too, equal to their entries.
+    assert_eq!(Uint8Array::from(get(r, "pcf")).to_vec(), entries[1].data);
+    assert_eq!(Uint8Array::from(get(r, "row")).to_vec(), entries[2].data);
+    // metrics.json is returned as text and parses with the documented top-level fields.
+    let metrics = js_sys::JSON::parse(&string(r, "metrics")).unwrap();
+    assert_eq!(number(&metrics, "schema_version"), 1.0);
+    assert_eq!(
+        string(&metrics, "gpus.0.label"),
+        "GPU0 (NVIDIA GeForce RTX 4060 Ti)"
+    );
+    assert_eq!(c.phases.first().map(String::as_str), Some("sorting"));
+    assert_eq!(c.phases.last().map(String::as_str), Some("finishing"));
+
+    let base = format!("{REPO}/target/web-ref/testcuda_report1");
+    match (
+        file(&format!("{base}.prv")),
+        file(&format!("{base}.pcf")),
+        file(&format!("{base}.row")),
+    ) {
+        (Some(p), Some(f), Some(w)) => {
+            assert!(prv == p, "wasm .prv differs from the native CLI's");
+            assert!(
+                entries[1].data == f && entries[2].data == w,
+                "wasm .pcf/.row differ from native"
+            );
+        }
+        _ => log(&format!(
+            "SKIP: no native reference in {base}.* (scripts/test-web.sh writes it)"
+        )),
+    }
+}
+
+#[wasm_bindgen_test]
+fn options_choose_families_gzip_and_metrics() {
+    let list = inputs(&[("run.sqlite", SAMPLE)]);
+    let c = convert_with(
+        &list,
+        options(r#"{"families":["kernel"],"gzip":false,"metrics":false,"stem":"k only"}"#),
+        None,
+    )
+    .unwrap();
+    let r = &c.result;
+    assert_eq!(string(r, "names.prv"), "k_only.prv");
+    assert_eq!(number(r, "summary.records"), 4.0);
+    assert_eq!(Object::keys(&get(r, "summary.counts").into()).length(), 1);
+    assert!(get(r, "metrics").is_null());
+    let entries = zipread::read_zip(&c.zip).unwrap();
+    assert_eq!(entries[0].name, "k_only/k_only.prv");
+    assert!(entries.iter().all(|e| !e.name.ends_with("metrics.json")));
+    assert!(c.trace == entries[0].data && c.trace.starts_with(b"#Paraver ("));
+    if let Some(native) = file(&format!(
+        "{REPO}/target/web-ref/testcuda_report1.kernel.prv"
+    )) {
+        assert!(
+            c.trace == native,
+            "kernel-only .prv differs from the native CLI's"
+        );
+    }
+
+    let e = convert_with(&list, options(r#"{"families":["kernels","bogus"]}"#), None)
+        .err()
+        .unwrap();
+    let (kind, msg, _) = err_kind_and_message(e);
+    assert_eq!(kind, "usage");
+    assert!(msg.contains("unknown record family 'bogus'"), "{msg}");
+    let e = convert_with(&list, options(r#"{"nccl_as":"sometimes"}"#), None)
+        .err()
+        .unwrap();
+    assert_eq!(err_kind_and_message(e).0, "usage");
+}
+
+#[wasm_bindgen_test]
+fn the_metrics_window_follows_the_nvtx_range_option() {
+    let Some(bytes) = file(&format!("{REPO}/../shared/traces/mfu_2gpu_before.sqlite")) else {
+        log("SKIP: ../shared/traces/mfu_2gpu_before.sqlite is not present");
+        return;
+    };
+    let list = inputs(&[("mfu_2gpu_before.sqlite", &bytes)]);
+    let r = prvsight::wasm::inspect(list.clone()).unwrap();
+    let names: Vec<String> = Array::from(&get(&r, "files.0.nvtx_names"))
+        .iter()
+        .map(|n| string(&n, "name"))
+        .collect();
+    assert!(names.iter().any(|n| n == "aten::to"), "{names:?}");
+    assert_eq!(strings(&r, "trace.gpus"), ["GPU0", "GPU1"]);
+    let c = convert_with(&list, options(r#"{"nvtx_range":"aten::to"}"#), None).unwrap();
+    let m = js_sys::JSON::parse(&string(&c.result, "metrics")).unwrap();
+    assert_eq!(string(&m, "window.nvtx_range.name"), "aten::to");
+    assert!(number(&m, "window.instances") > 0.0);
+}
+
+#[wasm_bindgen_test]
+fn several_reports_show_their_ranks_and_merge() {
+    let dir = format!("{REPO}/../shared/traces/generated/mpi4");
+    let files: Vec<Option<Vec<u8>>> = (0..4)
+        .map(|r| file(&format!("{dir}/rank{r}.sqlite")))
+        .collect();
+    if files.iter().any(Option::is_none) {
+        log(&format!("SKIP: {dir} is not present"));
+        return;
+    }
+    let named: Vec<(String, Vec<u8>)> = files
+        .into_iter()
+        .enumerate()
+        .map(|(r, b)| (format!("rank{r}.sqlite"), b.unwrap()))
+        .collect();
+    let refs: Vec<(&str, &[u8])> = named
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    let list = inputs(&refs);
+    let r = prvsight::wasm::inspect(list.clone()).unwrap();
+    for i in 0..4 {
+        let ranks: Vec<f64> = Array::from(&get(&r, &format!("files.{i}.ranks")))
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(ranks, [i as f64], "file {i}");
+        assert_eq!(
+            string(&r, &format!("files.{i}.nsys_version")),
+            "2023.4.4.54"
+        );
+    }
+    assert_eq!(number(&r, "trace.processes"), 4.0);
+    let c = convert_with(&list, JsValue::UNDEFINED, None).unwrap();
+    assert_eq!(string(&c.result, "bundle_name"), "rank0+3.zip");
+    assert_eq!(number(&c.result, "summary.counts.nvtx-push-pop"), 324.0);
+    if let Some(native) = file(&format!("{REPO}/target/web-ref/mpi4.prv")) {
+        assert!(
+            gunzip(&c.trace) == native,
+            "4-rank .prv differs from the native CLI's"
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+fn every_shared_export_gives_the_native_bytes() {
+    let list = format!("{REPO}/target/web-ref/LIST");
+    let Some(names) = file(&list) else {
+        log(&format!(
+            "SKIP: {list} is missing (scripts/test-web.sh writes the native references)"
+        ));
+        return;
+    };
+    let names = String::from_utf8(names).unwrap();
+    let mut checked = 0;
+    for name in names.lines().filter(|l| !l.is_empty()) {
+        let src =
+            file(&format!("{REPO}/../shared/traces/{name}.sqlite")).expect("listed export exists");
+        let base = format!("{REPO}/target/web-ref/{name}");
+        let result = convert_with(
+            &inputs(&[(&format!("{name}.sqlite"), &src)]),
+            JsValue::UNDEFINED,
+            None,
+        );
+        match (result, file(&format!("{base}.prv"))) {
+            (Ok(c), Some(prv)) => {
+                assert!(
+                    gunzip(&c.trace) == prv,
+                    "{name}: .prv differs from the native CLI's"
+                );
+                assert!(
+                    Uint8Array::from(get(&c.result, "pcf")).to_vec()
+                        == file(&format!("{base}.pcf")).unwrap(),
+                    "{name}: .pcf"
+                );
+                assert!(
+                    Uint8Array::from(get(&c.result, "row")).to_vec()
+                        == file(&format!("{base}.row")).unwrap(),
+                    "{name}: .row"
+                );
+            }
+            (Err(e), None) => {
+                // The CLI refused it too; the message must be the same.
+                let native = String::from_utf8(file(&format!("{base}.err")).unwrap()).unwrap();
+                let msg = string(&e, "message");
+                assert!(
+                    native.contains(&msg),
+                    "{name}: wasm says {msg:?}, native {native:?}"
+                );
+            }
+            (Ok(_), None) => panic!("{name}: converts in wasm but not natively"),
+            (Err(e), Some(_)) => panic!(
+                "{name}: converts natively but wasm says {:?}",
+                string(&e, "message")
+            ),
+        }
+        checked += 1;
+    }
+    assert!(checked >= 8, "only {checked} exports listed");
+}
+
+#[wasm_bindgen_test]
+fn progress_returning_false_cancels() {
+    // 4 + 4 × 17,500 kernels: the pipeline asks its progress callback every 65,536 records.
+    let bytes = grow::with_more_kernels(SAMPLE, 17_500, 100_000);
+    let list = inputs(&[("many.sqlite", &bytes)]);
+    let e = convert_with(&list, JsValue::UNDEFINED, Some(60_000.0))
+        .err()
+        .unwrap();
+    let (kind, msg, _) = err_kind_and_message(e);
+    assert_eq!(
+        (kind.as_str(), msg.as_str()),
+        ("cancelled", "conversion cancelled")
+    );
+    // Not cancelled, it converts every kernel.
+    let c = convert_with(&list, options(r#"{"metrics":false}"#), None).unwrap();
+    assert_eq!(number(&c.result, "summary.counts.kernel"), 70_004.0);
+    assert!(c.phases.iter().any(|p| p == "converting"));
+}
+
+#[wasm_bindgen_test]
+fn bad_files_give_errors_with_hints() {
+    let cases: Vec<(&str, Vec<u8>, &str, &str)> = vec![
+        (
+            "notes.sqlite",
+            b"just some text, certainly not a database file at all, but long enough".repeat(3),
+            "not-sqlite",
+            "SQLite header",
+        ),
+        ("empty.sqlite", Vec::new(), "not-sqlite", "empty (0 bytes)"),
+        (
+            "r.sqlite.gz",
+            vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 4, 5, 6, 7],
+            "not-sqlite",
+            "gzip",
+        ),
+        (
+            "report.nsys-rep.zip",
+            b"PK\x03\x04 and more bytes that do not matter here at all".to_vec(),
+            "not-sqlite",
+            "zip archive",
+        ),
+    ];
+    for (name, bytes, kind, text) in cases {
+        let e = prvsight::wasm::inspect(inputs(&[(name, &bytes)]))
+            .err()
+            .unwrap();
+        let (k, msg, hint) = err_kind_and_message(e);
+        assert_eq!(k, kind, "{name}: {msg}");
+        assert!(
+            msg.starts_with(&format!("{name}: ")) && msg.contains(text),
+            "{name}: {msg}"
+        );
+        assert!(hint.contains("nsys export --type sqlite"), "{name}: {hint}");
+    }
+
+    // A real SQLite database that is not an export.
+    let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+    conn.execute_batch(
+        "CREATE TABLE customers(id INTEGER, name TEXT); INSERT INTO customers VALUES (1, 'a');",
+    )
+    .unwrap();
+    let db = conn.serialize(rusqlite::MAIN_DB).unwrap().to_vec();
+    let (k, msg, _) = err_kind_and_message(
+        prvsight::wasm::inspect(inputs(&[("shop.db", &db)]))
+            .err()
+            .unwrap(),
+    );
+    assert_eq!(k, "not-nsys", "{msg}");
+    assert!(
+        msg.starts_with("shop.db: not an Nsight Systems export"),
+        "{msg}"
+    );
+
+    // A truncated export: opening or converting fails, naming the file.
+    let cut = &SAMPLE[..SAMPLE.len() / 2];
+    let list = inputs(&[("half.sqlite", cut)]);
+    let e = match prvsight::wasm::inspect(list.clone()) {
+        Err(e) => e,
+        Ok(_) => convert_with(&list, JsValue::UNDEFINED, None)
+            .err()
+            .expect("half a file cannot convert"),
+    };
+    let (k, msg, _) = err_kind_and_message(e);
+    assert!(
+        ["not-sqlite", "read", "schema", "bad-data"].contains(&k.as_str()),
+        "{k}: {msg}"
+    );
+    assert!(msg.starts_with("half.sqlite: "), "{msg}");
+
+    // Wrong shapes from the page are usage errors, not panics.
+    let (k, msg, _) = err_kind_and_message(prvsight::wasm::inspect(Array::new()).err().unwrap());
+    assert_eq!((k.as_str(), msg.as_str()), ("usage", "no input file given"));
+    let bad: Array = [JsValue::from_str("x")].into_iter().collect();
+    assert_eq!(
+        err_kind_and_message(prvsight::wasm::inspect(bad).err().unwrap()).0,
+        "usage"
+    );
+}
