@@ -80,3 +80,34 @@ fn nccl_collectives_are_typed_from_kernel_names_and_payloads() {
     assert!(ranges_with_size > 0);
     assert_eq!(c.begins.get(&9501).copied(), Some(ranges_with_size + allreduce));
 }
+
+#[test]
+fn gemm_kernels_get_the_tensor_and_sm_activity_sampled_while_they_ran() {
+    use prvsight::metrics::{MetricsOptions, MetricsSink};
+    let path = synth("gpu_metrics");
+    let exports = vec![prvsight::nsys::Export::open_path(&path).unwrap()];
+    let mut sink = MetricsSink::new(MetricsOptions::default()).unwrap();
+    prvsight::pipeline::run(&exports, &Options::default(), &mut [&mut sink], &mut |_| true).unwrap();
+    let report = sink.into_report().unwrap();
+    assert!(!report.gemm_activity.is_empty());
+    // Independently: mean of the samples taken while each GEMM kernel ran on the same GPU.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let expected = |kernel: &str, metric: &str| -> (f64, u64) {
+        conn.query_row(
+            "SELECT avg(g.value), count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName \
+             JOIN GPU_METRICS g ON (g.typeId & 255) = k.deviceId AND g.timestamp >= k.start AND g.timestamp < k.end \
+             JOIN (SELECT DISTINCT metricId, metricName FROM TARGET_INFO_GPU_METRICS) m ON m.metricId = g.metricId \
+             WHERE s.value = ?1 AND m.metricName LIKE ?2",
+            [kernel, &format!("{metric}%")],
+            |r| Ok((r.get::<_, f64>(0)?, r.get::<_, i64>(1)? as u64)),
+        )
+        .unwrap()
+    };
+    for row in &report.gemm_activity {
+        let (tensor, nt) = expected(&row.kernel, "Tensor Active");
+        let (sm, ns) = expected(&row.kernel, "SM Active");
+        assert_eq!(row.samples, nt + ns, "{}", row.kernel);
+        assert!((row.tensor_active_pct.unwrap() - tensor).abs() < 1e-9, "{}", row.kernel);
+        assert!((row.sm_active_pct.unwrap() - sm).abs() < 1e-9, "{}", row.kernel);
+    }
+}

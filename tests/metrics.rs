@@ -629,6 +629,7 @@ fn json_has_the_documented_top_level_fields() {
         "nvtx",
         "series",
         "host",
+        "gemm_activity",
     ];
     let mut got = keys.clone();
     got.sort();

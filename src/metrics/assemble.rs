@@ -135,5 +135,6 @@ pub(super) fn build(
         },
         series: st.pieces.series.report(),
         host: st.host.report(&trace.objects, t),
+        gemm_activity: st.gemm_activity.rows(names),
     }
 }

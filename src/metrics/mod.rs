@@ -28,6 +28,7 @@ pub mod accum;
 mod assemble;
 pub mod category;
 pub mod efficiency;
+pub mod gemm_activity;
 pub mod histogram;
 pub mod host;
 pub mod kernels;

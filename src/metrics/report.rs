@@ -46,6 +46,8 @@ pub struct MetricsReport {
     pub series: SeriesReport,
     /// Host-side POP model of MPI ranks; null when no process calls MPI.
     pub host: Option<HostPop>,
+    /// Tensor-core / SM activity during GEMM kernels, from sampled GPU metrics; empty without them.
+    pub gemm_activity: Vec<super::gemm_activity::GemmActivityRow>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

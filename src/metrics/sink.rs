@@ -21,6 +21,7 @@ use super::sweep::{Piece, Sweep};
 use super::window::Selection;
 use super::{MetricsOptions, NcclAs, MAX_BINS};
 use crate::error::{Error, Result};
+use super::gemm_activity::GemmActivity;
 use crate::model::{
     GpuOp, GpuOpKind, HostCallKind, KernelClass, NameId, Names, Ns, NvtxRange, Record, Sink,
     TraceInfo,
@@ -65,6 +66,7 @@ pub(super) struct State {
     /// only once every range starting at `now` has been seen.
     pub deferred: Vec<NvtxRange>,
     pub max_end: Ns,
+    pub gemm_activity: GemmActivity,
 }
 
 /// See [`MetricsSink::held`].
@@ -154,6 +156,11 @@ impl State {
             // A whole graph replay: its kernels are not visible one by one; count it as compute.
             GpuOpKind::Graph(_) => Category::OtherCompute,
         };
+        if cat == Category::Gemm {
+            if let GpuOpKind::Kernel(k) = &op.kind {
+                self.gemm_activity.gemm_started(dev, end, k.name);
+            }
+        }
         self.has_activity[dev] = true;
         self.max_end = self.max_end.max(end);
         if self.pieces.sel.open().contains(op.start) {
@@ -233,6 +240,7 @@ impl Sink for MetricsSink {
             clock: 0,
             deferred: Vec::new(),
             max_end: 0,
+            gemm_activity: GemmActivity::new(&trace.objects),
         });
         self.report = None;
         Ok(())
@@ -253,6 +261,7 @@ impl Sink for MetricsSink {
         }
         match rec {
             Record::Gpu(op) => st.gpu_op(op, names)?,
+            Record::Metric(m) => st.gemm_activity.sample(m.thread, m.time, m.name, m.value, names),
             Record::Nvtx(r) => st.nvtx(r, names),
             Record::Host(h) if matches!(h.kind, HostCallKind::Mpi(_)) => {
                 let sel = st.pieces.sel.open();

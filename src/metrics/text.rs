@@ -99,6 +99,16 @@ pub fn render(r: &MetricsReport) -> String {
         device_sections(r, &mut line);
     }
 
+    if !r.gemm_activity.is_empty() {
+        line("GEMM kernels: tensor-core and SM activity while they ran (sampled GPU metrics)".into());
+        line(format!("  {:>8} {:>8} {:>8}  kernel", "tensor%", "SM%", "samples"));
+        let pct = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{x:.1}"));
+        for g in r.gemm_activity.iter().take(r.options.top.max(1)) {
+            line(format!("  {:>8} {:>8} {:>8}  {}", pct(g.tensor_active_pct), pct(g.sm_active_pct), g.samples, g.kernel));
+        }
+        line(String::new());
+    }
+
     if !r.nvtx.ranges.is_empty() {
         line(format!(
             "NVTX ranges ({} of {} distinct, by total time; factors inside the instances)",
