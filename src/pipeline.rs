@@ -80,27 +80,30 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
     }
 
     let offsets = clock_offsets(exports, &discoveries, opts.align)?;
-    let origin = discoveries
-        .iter()
-        .zip(&offsets)
-        .filter_map(|(d, o)| d.min_time.map(|t| t + o))
-        .min()
-        .unwrap_or(0);
-    let last = discoveries
-        .iter()
-        .zip(&offsets)
-        .filter_map(|(d, o)| d.max_time.map(|t| t + o))
-        .max()
-        .unwrap_or(origin);
-    let end_time = u64::try_from(last - origin).unwrap_or(0);
+    // In i128: absurd timestamps (near ±2^63) must give an error, not an overflow.
+    let on_clock = |t: i64, o: i64| i128::from(t) + i128::from(o);
+    let origin = discoveries.iter().zip(&offsets).filter_map(|(d, o)| d.min_time.map(|t| on_clock(t, *o))).min().unwrap_or(0);
+    let last = discoveries.iter().zip(&offsets).filter_map(|(d, o)| d.max_time.map(|t| on_clock(t, *o))).max().unwrap_or(origin);
+    let span = last - origin;
     // Paraver reads times into a double: beyond 2^53 ns (104 days) they are no longer exact.
-    if end_time > (1u64 << 53) {
+    if span > 1i128 << 53 {
         return Err(Error::BadData {
             file: exports[0].label.clone(),
-            why: format!("events span {end_time} ns (over 104 days); timestamps are absurd or the reports are unrelated"),
+            why: format!("events span {span} ns (over 104 days); timestamps are absurd or the reports are unrelated"),
         });
     }
-    let shifts: Vec<i64> = offsets.iter().map(|o| o - origin).collect();
+    let end_time = span as u64;
+    let shifts: Vec<i64> = offsets
+        .iter()
+        .map(|o| {
+            i64::try_from(i128::from(*o) - origin).map_err(|_| Error::BadData {
+                file: exports[0].label.clone(),
+                why: format!("timestamps around {origin} ns are out of the range a trace can hold"),
+            })
+        })
+        .collect::<Result<_>>()?;
+    // Trace time of a raw timestamp of source `src` (inside [0, end] for every discovered time).
+    let to_trace = |t: i64, src: usize| (i128::from(t) + i128::from(shifts[src])).clamp(0, i128::from(end_time)) as u64;
 
     // Objects: hosts → nodes; processes in input order (by MPI rank, then pid, inside a file).
     let mut objects = ObjectModel::default();
@@ -178,7 +181,7 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
             for (&gt, info) in d.host_threads.range(pkey..pkey + 0x100_0000) {
                 tmap.insert(gt, ThreadId(objects.threads.len() as u32));
                 let tid = crate::nsys::ids::tid_of(gt);
-                let first_busy = info.first_busy.map(|t| (t + shifts[src]).max(0) as u64);
+                let first_busy = info.first_busy.map(|t| to_trace(t, src));
                 objects.threads.push(ThreadObj {
                     process,
                     kind: ThreadKind::Host {
@@ -191,7 +194,7 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
             for (&key, &first) in d.streams.iter().filter(|(k, _)| k.0 == pkey) {
                 let device = device_index[&key.1];
                 smap.insert(key, (ThreadId(objects.threads.len() as u32), device));
-                let first_busy = Some((first + shifts[src]).max(0) as u64);
+                let first_busy = Some(to_trace(first, src));
                 objects.threads.push(ThreadObj {
                     process,
                     kind: ThreadKind::GpuStream {
@@ -250,7 +253,7 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
             hostname: d.hostname.clone(),
             session_start_utc_ns: d.session_start_utc_ns,
             offset_ns,
-            origin_raw_ns: origin - offset_ns,
+            origin_raw_ns: i64::try_from(origin - i128::from(offset_ns)).unwrap_or(i64::MIN),
         })
         .collect();
     let date_label = date_label(
@@ -294,15 +297,23 @@ fn clock_offsets(exports: &[Export], discoveries: &[Discovery], align: Align) ->
                 });
             }
             let min = starts.iter().flatten().min().copied().unwrap_or(0);
-            Ok(starts.iter().map(|s| s.unwrap_or(min) - min).collect())
+            starts.iter().zip(exports).map(|(s, ex)| offset(s.unwrap_or(min), min, ex)).collect()
         }
         Align::MpiInit => {
             let ends: Vec<i64> = exports.iter().map(mpi_init_end).collect::<Result<_>>()?;
             let max = ends.iter().copied().max().unwrap_or(0);
-            Ok(ends.iter().map(|e| max - e).collect())
+            ends.iter().zip(exports).map(|(e, ex)| offset(max, *e, ex)).collect()
         }
         Align::None => unreachable!(),
     }
+}
+
+/// `a - b` as a clock offset, refused when absurd clocks make it overflow.
+fn offset(a: i64, b: i64, ex: &Export) -> Result<i64> {
+    a.checked_sub(b).ok_or_else(|| Error::BadData {
+        file: ex.label.clone(),
+        why: format!("its clock ({b} ns) cannot be aligned with the other reports' ({a} ns)"),
+    })
 }
 
 /// End of the first MPI_Init/MPI_Init_thread of a report (MPI tables, or NVTX `MPI` domain ranges).
@@ -365,7 +376,7 @@ pub fn resolve_chop(exports: &[Export], plan: &Plan, chop: &Chop) -> Result<(Ns,
                     if instance.is_some_and(|n| n as usize != k + 1) {
                         continue;
                     }
-                    let to_trace = |t: i64| (t + plan.shifts[src]).clamp(0, end as i64) as Ns;
+                    let to_trace = |t: i64| (i128::from(t) + i128::from(plan.shifts[src])).clamp(0, i128::from(end)) as Ns;
                     lo = Some(lo.map_or(to_trace(a), |x| x.min(to_trace(a))));
                     hi = Some(hi.map_or(to_trace(b), |x| x.max(to_trace(b))));
                 }
