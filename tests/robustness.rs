@@ -407,9 +407,14 @@ const KNOWN_CORE_BUGS: &[(&str, &str)] = &[
 
 #[test]
 fn absurd_values_give_an_error_or_a_valid_trace() {
-    let (known, cases): (Vec<_>, Vec<_>) =
-        absurd_cases().into_iter().partition(|(l, _)| KNOWN_CORE_BUGS.iter().any(|(k, _)| k == l));
-    assert_eq!(known.len(), KNOWN_CORE_BUGS.len(), "every known bug names an existing case");
+    let (known, cases): (Vec<_>, Vec<_>) = absurd_cases()
+        .into_iter()
+        .partition(|(l, _)| KNOWN_CORE_BUGS.iter().any(|(k, _)| k == l));
+    assert_eq!(
+        known.len(),
+        KNOWN_CORE_BUGS.len(),
+        "every known bug names an existing case"
+    );
     let out = judge_all("absurd values", cases);
     assert_eq!(out.len(), 98);
 
@@ -429,7 +434,9 @@ fn absurd_values_give_an_error_or_a_valid_trace() {
 #[test]
 #[ignore = "known bugs in src/pipeline.rs and the memcpy value path: see KNOWN_CORE_BUGS"]
 fn known_core_bugs_are_fixed() {
-    let known = absurd_cases().into_iter().filter(|(l, _)| KNOWN_CORE_BUGS.iter().any(|(k, _)| k == l));
+    let known = absurd_cases()
+        .into_iter()
+        .filter(|(l, _)| KNOWN_CORE_BUGS.iter().any(|(k, _)| k == l));
     judge_all("known core bugs", known);
 }
 
@@ -584,7 +591,8 @@ fn absurd_cases() -> Vec<(String, Vec<u8>)> {
         // made an invalid .row before labels were made distinct (found by flip-127).
         (
             "sched-same-pid-other-vm",
-            "UPDATE SCHED_EVENTS SET globalTid = globalTid + 281474976710656 WHERE rowid % 2 = 0".into(),
+            "UPDATE SCHED_EVENTS SET globalTid = globalTid + 281474976710656 WHERE rowid % 2 = 0"
+                .into(),
         ),
         (
             "schema-version-garbage",

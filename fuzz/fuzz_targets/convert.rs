@@ -20,8 +20,14 @@ fuzz_target!(|data: &[u8]| {
     let converted = Export::from_bytes(data, LABEL).and_then(|ex| {
         let (mut prv, mut pcf, mut row) = (Vec::new(), Vec::new(), Vec::new());
         {
-            let mut w = ParaverWriter::new(Box::new(&mut prv), Box::new(&mut pcf), Box::new(&mut row));
-            pipeline::run(std::slice::from_ref(&ex), &Options::default(), &mut [&mut w], &mut |_| true)?;
+            let mut w =
+                ParaverWriter::new(Box::new(&mut prv), Box::new(&mut pcf), Box::new(&mut row));
+            pipeline::run(
+                std::slice::from_ref(&ex),
+                &Options::default(),
+                &mut [&mut w],
+                &mut |_| true,
+            )?;
         }
         Ok((prv, pcf, row))
     });
