@@ -30,11 +30,13 @@ pub enum Family {
     Sched,
     /// Whole CUDA graph replays (CUPTI_ACTIVITY_KIND_GRAPH_TRACE).
     Graphs,
+    /// OpenACC runtime events (CUPTI_ACTIVITY_KIND_OPENACC_DATA/LAUNCH/OTHER).
+    OpenAcc,
 }
 
 impl Family {
-    pub const ALL: [Family; 10] =
-        [Family::Kernel, Family::Memcpy, Family::Memset, Family::CudaApi, Family::Nvtx, Family::Mpi, Family::Osrt, Family::GpuMetrics, Family::Sched, Family::Graphs];
+    pub const ALL: [Family; 11] =
+        [Family::Kernel, Family::Memcpy, Family::Memset, Family::CudaApi, Family::Nvtx, Family::Mpi, Family::Osrt, Family::GpuMetrics, Family::Sched, Family::Graphs, Family::OpenAcc];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -48,6 +50,7 @@ impl Family {
             Family::GpuMetrics => "gpu-metrics",
             Family::Sched => "sched",
             Family::Graphs => "graphs",
+            Family::OpenAcc => "openacc",
         }
     }
 
@@ -59,6 +62,7 @@ impl Family {
             Family::GpuMetrics => &["GPU_METRICS"],
             Family::Sched => &["SCHED_EVENTS"],
             Family::Graphs => &["CUPTI_ACTIVITY_KIND_GRAPH_TRACE"],
+            Family::OpenAcc => &["CUPTI_ACTIVITY_KIND_OPENACC_DATA", "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH", "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"],
             _ => std::slice::from_ref(match self {
                 Family::Kernel => &"CUPTI_ACTIVITY_KIND_KERNEL",
                 Family::Memcpy => &"CUPTI_ACTIVITY_KIND_MEMCPY",
@@ -97,6 +101,7 @@ impl FromStr for Family {
             "gpu-metrics" | "metrics" => Family::GpuMetrics,
             "sched" | "cpu-sched" | "scheduling" => Family::Sched,
             "graphs" | "graph" | "cuda-graphs" => Family::Graphs,
+            "openacc" | "acc" => Family::OpenAcc,
             _ => {
                 let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
                 return Err(format!(

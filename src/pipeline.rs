@@ -574,6 +574,7 @@ fn record_family_name(r: &crate::model::Record) -> &'static str {
             crate::model::HostCallKind::Cuda(_) => "cuda-api",
             crate::model::HostCallKind::Mpi(_) => "mpi",
             crate::model::HostCallKind::Os(_) => "osrt",
+            crate::model::HostCallKind::OpenAcc(_) => "openacc",
         },
         Record::Nvtx(n) => match n.kind {
             crate::model::NvtxRangeKind::PushPop => "nvtx-push-pop",

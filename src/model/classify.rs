@@ -129,6 +129,21 @@ pub fn os_call_activity(name: &str) -> HostActivity {
     }
 }
 
+/// Activity inside an OpenACC event of ENUM_OPENACC_EVENT_KIND id `kind` (7 wait, 8 implicit wait).
+pub fn acc_activity(kind: u32) -> HostActivity {
+    if kind == 7 || kind == 8 {
+        HostActivity::OpenAccWait
+    } else {
+        HostActivity::OpenAcc
+    }
+}
+
+/// ENUM_OPENACC_EVENT_KIND labels by id, as nsys exports write them.
+pub const ACC_EVENT_KINDS: &[&str] = &[
+    "Invalid", "Device init", "Device shutdown", "Runtime shutdown", "Enqueue launch", "Enqueue upload", "Enqueue download",
+    "Wait", "Implicit wait", "Compute construct", "UPDATE", "Enter data", "Exit data", "Create", "Delete", "Alloc", "Free",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -137,6 +137,10 @@ pub enum HostActivity {
     OsIo,
     /// Any other OS runtime call.
     OsOther,
+    /// Inside the OpenACC runtime (constructs, data, launches).
+    OpenAcc,
+    /// OpenACC wait (explicit or implicit): blocked until the device finishes.
+    OpenAccWait,
 }
 
 impl HostActivity {
@@ -199,6 +203,31 @@ pub struct MpiCall {
     pub requests: u32,
 }
 
+/// Which OpenACC table a call came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum AccClass {
+    Data,
+    Launch,
+    Other,
+}
+
+/// An OpenACC runtime event (CUPTI_ACTIVITY_KIND_OPENACC_DATA/LAUNCH/OTHER).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AccCall {
+    pub class: AccClass,
+    /// ENUM_OPENACC_EVENT_KIND id (4 enqueue launch, 5 upload, 7 wait, 9 compute construct …).
+    pub event_kind: u32,
+    /// Event name.
+    pub name: NameId,
+    /// `name@file:line` of the directive.
+    pub construct: NameId,
+    pub function: Option<NameId>,
+    /// Bytes of a data event.
+    pub bytes: Option<u64>,
+    /// Kernel of a launch event.
+    pub kernel: Option<NameId>,
+}
+
 /// An OS runtime call (OSRT_API).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct OsCall {
@@ -210,6 +239,7 @@ pub enum HostCallKind {
     Cuda(CudaCall),
     Mpi(MpiCall),
     Os(OsCall),
+    OpenAcc(AccCall),
 }
 
 /// A call on a host thread (CUDA API today; MPI and OS runtime share this shape).

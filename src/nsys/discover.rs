@@ -166,6 +166,7 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
         (Family::CudaApi, &["start", "end", "globalTid", "nameId", "correlationId"][..]),
         (Family::Mpi, &["start", "end", "globalTid", "textId"][..]),
         (Family::Osrt, &["start", "end", "globalTid", "nameId"][..]),
+        (Family::OpenAcc, &["start", "end", "globalTid", "nameId", "eventKind"][..]),
     ]
     .iter()
     .filter(|(f, _)| d.families.contains(f))

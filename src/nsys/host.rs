@@ -1,10 +1,10 @@
 //! Calls on host threads, read as one cursor so each knows the start of the next traced call on its
 //! thread (SQL `LEAD` over the union), which gives the thread's state between calls without
 //! buffering: CUDA runtime/driver API (CUPTI_ACTIVITY_KIND_RUNTIME, straight from SQL, no
-//! `nsys stats`), MPI (the four MPI_*_EVENTS tables, or the NVTX `MPI` domain of nsys 2022), and OS
-//! runtime calls (OSRT_API).
+//! `nsys stats`), MPI (the four MPI_*_EVENTS tables, or the NVTX `MPI` domain of nsys 2022), OS
+//! runtime calls (OSRT_API) and OpenACC (CUPTI_ACTIVITY_KIND_OPENACC_*).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::Row;
 
@@ -12,8 +12,8 @@ use super::cursor::{int, text, u64_or_0, CursorKind, Query, SourceCx};
 use super::discover::Discovery;
 use super::Schema;
 use crate::error::Result;
-use crate::model::classify::{cuda_call_activity, mpi_activity, os_call_activity, strip_api_version};
-use crate::model::{ApiLayer, CudaCall, HostCall, HostCallKind, MpiCall, MpiClass, Names, OsCall, Record};
+use crate::model::classify::{acc_activity, cuda_call_activity, mpi_activity, os_call_activity, strip_api_version};
+use crate::model::{AccCall, AccClass, ApiLayer, CudaCall, HostCall, HostCallKind, MpiCall, MpiClass, Names, OsCall, Record};
 use crate::options::Family;
 
 /// `eventClass` of driver API calls (TRACE_PROCESS_EVENT_CUDA_DRIVER).
@@ -26,68 +26,101 @@ const FAM_MPI_WAIT: i64 = 3;
 const FAM_MPI_OTHER: i64 = 4;
 const FAM_OSRT: i64 = 5;
 const FAM_NVTX_MPI: i64 = 6;
+const FAM_ACC_DATA: i64 = 7;
+const FAM_ACC_LAUNCH: i64 = 8;
+const FAM_ACC_OTHER: i64 = 9;
 
-/// Union columns: fam, rid, start, end, globalTid, name id, inline name, correlationId, eventClass,
-/// size, recvSize, tag, remoteRank, rootRank, commHandle, requests.
-fn member(fam: i64, table: &str, cols: [&str; 11], filter: &str, group: &str) -> String {
+/// Columns of the union after fam, rid, start, end, globalTid; in a row, column `UNION[i]` is at
+/// index i + 4 (fam 0, start 1, end 2, globalTid 3) and `LEAD(start)` follows the last one.
+const UNION: &[&str] = &[
+    "nm", "txt", "corr", "cls", "size", "recvSize", "tag", "peer", "root", "comm", "reqs", "ekind", "line", "src", "func", "kname",
+];
+
+fn at(col: &str) -> usize {
+    UNION.iter().position(|c| *c == col).expect("known column") + 4
+}
+
+/// One member of the union: `cols` maps union columns to expressions of `table` (others NULL).
+fn member(fam: i64, table: &str, cols: &[(&str, String)], filter: &str, group: &str) -> String {
+    let map: BTreeMap<&str, &String> = cols.iter().map(|(k, v)| (*k, v)).collect();
+    let list: Vec<String> =
+        UNION.iter().map(|c| format!("{} AS {c}", map.get(c).map_or("NULL", |v| v.as_str()))).collect();
     let rid = if group.is_empty() { "rowid" } else { "MIN(rowid)" };
     format!(
-        "SELECT {fam} AS fam, {rid} AS rid, start, end, globalTid, {} AS nm, {} AS txt, {} AS corr, {} AS cls, {} AS size, \
-         {} AS recvSize, {} AS tag, {} AS peer, {} AS root, {} AS comm, {} AS reqs FROM {table} \
+        "SELECT {fam} AS fam, {rid} AS rid, start, end, globalTid, {} FROM {table} \
          WHERE start IS NOT NULL AND globalTid IS NOT NULL {filter} {group}",
-        cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7], cols[8], cols[9], cols[10]
+        list.join(", ")
     )
 }
 
 pub fn query(schema: &Schema, d: &Discovery, families: &BTreeSet<Family>, source: usize) -> Option<Query> {
     let c = |t: &str, col: &str| schema.col_or_null(t, col);
+    let lit = |s: &str| s.to_owned();
     let mut parts = Vec::new();
     if families.contains(&Family::CudaApi) {
         let t = Family::CudaApi.table();
-        parts.push(member(FAM_CUDA, t, ["nameId", "NULL", "correlationId", &c(t, "eventClass"), "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "1"], "", ""));
+        parts.push(member(FAM_CUDA, t, &[("nm", lit("nameId")), ("corr", lit("correlationId")), ("cls", c(t, "eventClass"))], "", ""));
     }
     if families.contains(&Family::Mpi) {
         let t = "MPI_P2P_EVENTS";
         if schema.has_table(t) {
-            parts.push(member(FAM_MPI_P2P, t, ["textId", "NULL", "NULL", "NULL", &c(t, "size"), "NULL", &c(t, "tag"), &c(t, "remoteRank"), "NULL", &c(t, "commHandle"), "1"], "", ""));
+            let cols = [("nm", lit("textId")), ("size", c(t, "size")), ("tag", c(t, "tag")), ("peer", c(t, "remoteRank")), ("comm", c(t, "commHandle"))];
+            parts.push(member(FAM_MPI_P2P, t, &cols, "", ""));
         }
         let t = "MPI_COLLECTIVES_EVENTS";
         if schema.has_table(t) {
-            parts.push(member(FAM_MPI_COLL, t, ["textId", "NULL", "NULL", "NULL", &c(t, "size"), &c(t, "recvSize"), "NULL", "NULL", &c(t, "rootRank"), &c(t, "commHandle"), "1"], "", ""));
+            let cols = [("nm", lit("textId")), ("size", c(t, "size")), ("recvSize", c(t, "recvSize")), ("root", c(t, "rootRank")), ("comm", c(t, "commHandle"))];
+            parts.push(member(FAM_MPI_COLL, t, &cols, "", ""));
         }
         // nsys writes one row per request a wait completed, all with the call's start and end.
         let t = "MPI_START_WAIT_EVENTS";
         if schema.has_table(t) {
-            parts.push(member(FAM_MPI_WAIT, t, ["textId", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "COUNT(*)"], "", "GROUP BY start, end, globalTid, textId"));
+            parts.push(member(FAM_MPI_WAIT, t, &[("nm", lit("textId")), ("reqs", lit("COUNT(*)"))], "", "GROUP BY start, end, globalTid, textId"));
         }
         let t = "MPI_OTHER_EVENTS";
         if schema.has_table(t) {
-            parts.push(member(FAM_MPI_OTHER, t, ["textId", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "1"], "", ""));
+            parts.push(member(FAM_MPI_OTHER, t, &[("nm", lit("textId"))], "", ""));
         }
         if !d.nvtx_mpi_domains.is_empty() {
             let ids = d.nvtx_mpi_domains.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",");
             let t = "NVTX_EVENTS";
-            parts.push(member(
-                FAM_NVTX_MPI,
-                t,
-                [&c(t, "textId"), "text", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "1"],
-                &format!("AND eventType IN (59, 70) AND domainId IN ({ids})"),
-                "",
-            ));
+            let filter = format!("AND eventType IN (59, 70) AND domainId IN ({ids})");
+            parts.push(member(FAM_NVTX_MPI, t, &[("nm", c(t, "textId")), ("txt", lit("text"))], &filter, ""));
         }
     }
     if families.contains(&Family::Osrt) && schema.has_table("OSRT_API") {
-        parts.push(member(FAM_OSRT, "OSRT_API", ["nameId", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "NULL", "1"], &osrt_filter(schema), ""));
+        parts.push(member(FAM_OSRT, "OSRT_API", &[("nm", lit("nameId"))], &osrt_filter(schema), ""));
+    }
+    if families.contains(&Family::OpenAcc) {
+        for (fam, t) in [
+            (FAM_ACC_DATA, "CUPTI_ACTIVITY_KIND_OPENACC_DATA"),
+            (FAM_ACC_LAUNCH, "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH"),
+            (FAM_ACC_OTHER, "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"),
+        ] {
+            if schema.has_table(t) {
+                let cols = [
+                    ("nm", lit("nameId")),
+                    ("ekind", c(t, "eventKind")),
+                    ("line", c(t, "lineNo")),
+                    ("src", c(t, "srcFile")),
+                    ("func", c(t, "funcName")),
+                    ("size", c(t, "bytes")),
+                    ("kname", c(t, "kernelName")),
+                ];
+                parts.push(member(fam, t, &cols, "", ""));
+            }
+        }
     }
     if parts.is_empty() {
         return None;
     }
     let sql = format!(
-        "SELECT fam, start, end, globalTid, nm, txt, corr, cls, size, recvSize, tag, peer, root, comm, reqs, \
-         LEAD(start) OVER (PARTITION BY globalTid ORDER BY start, fam, rid) FROM ({}) ORDER BY start, fam, rid",
-        parts.join(" UNION ALL ")
+        "SELECT fam, start, end, globalTid, {cols}, LEAD(start) OVER (PARTITION BY globalTid ORDER BY start, fam, rid) \
+         FROM ({union}) ORDER BY start, fam, rid",
+        cols = UNION.join(", "),
+        union = parts.join(" UNION ALL ")
     );
-    Some(Query { kind: CursorKind::Host, source, sql, what: "host calls (CUDA API, MPI, OS runtime)" })
+    Some(Query { kind: CursorKind::Host, source, sql, what: "host calls (CUDA API, MPI, OS runtime, OpenACC)" })
 }
 
 /// OSRT_API also holds start/stop markers of the OS runtime tracer (eventClass 31/32, named
@@ -102,24 +135,31 @@ pub fn osrt_filter(schema: &Schema) -> String {
 
 const WHAT: &str = "host calls";
 
-pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<Record>> {
-    let g = |i: usize, cx: &SourceCx| int(row, i, cx, WHAT);
-    let fam = g(0, cx)?.unwrap_or(FAM_CUDA);
-    let table = match fam {
+fn table_of(fam: i64) -> &'static str {
+    match fam {
         FAM_CUDA => Family::CudaApi.table(),
         FAM_MPI_P2P => "MPI_P2P_EVENTS",
         FAM_MPI_COLL => "MPI_COLLECTIVES_EVENTS",
         FAM_MPI_WAIT => "MPI_START_WAIT_EVENTS",
         FAM_MPI_OTHER => "MPI_OTHER_EVENTS",
         FAM_OSRT => "OSRT_API",
+        FAM_ACC_DATA => "CUPTI_ACTIVITY_KIND_OPENACC_DATA",
+        FAM_ACC_LAUNCH => "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
+        FAM_ACC_OTHER => "CUPTI_ACTIVITY_KIND_OPENACC_OTHER",
         _ => "NVTX_EVENTS",
-    };
-    let Some(start) = g(1, cx)? else { return Ok(None) };
-    let (start, end) = cx.interval(table, start, g(2, cx)?);
-    let Some(gtid) = g(3, cx)? else { return Ok(None) };
+    }
+}
+
+pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<Record>> {
+    let g = |col: &str, cx: &SourceCx| int(row, at(col), cx, WHAT);
+    let fam = int(row, 0, cx, WHAT)?.unwrap_or(FAM_CUDA);
+    let table = table_of(fam);
+    let Some(start) = int(row, 1, cx, WHAT)? else { return Ok(None) };
+    let (start, end) = cx.interval(table, start, int(row, 2, cx, WHAT)?);
+    let Some(gtid) = int(row, 3, cx, WHAT)? else { return Ok(None) };
     let thread = cx.thread(table, gtid)?;
-    let next_on_thread = g(15, cx)?.map(|n| cx.time(n));
-    let name = match (text(row, 5, cx, WHAT)?, g(4, cx)?) {
+    let next_on_thread = int(row, UNION.len() + 4, cx, WHAT)?.map(|n| cx.time(n));
+    let name = match (text(row, at("txt"), cx, WHAT)?, g("nm", cx)?) {
         (Some(t), _) => names.intern(&t),
         (None, Some(id)) if fam == FAM_CUDA => cx.strings.name_with(id, names, |s| strip_api_version(s).to_owned())?,
         (None, Some(id)) => cx.strings.name(id, names)?,
@@ -128,10 +168,36 @@ pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<
     let (activity, kind) = match fam {
         FAM_CUDA => {
             let activity = *cx.activity_of.entry(name).or_insert_with(|| cuda_call_activity(names.get(name)));
-            let layer = if g(7, cx)? == Some(EVENT_CLASS_DRIVER) { ApiLayer::Driver } else { ApiLayer::Runtime };
-            (activity, HostCallKind::Cuda(CudaCall { name, correlation_id: u64_or_0(g(6, cx)?), layer }))
+            let layer = if g("cls", cx)? == Some(EVENT_CLASS_DRIVER) { ApiLayer::Driver } else { ApiLayer::Runtime };
+            (activity, HostCallKind::Cuda(CudaCall { name, correlation_id: u64_or_0(g("corr", cx)?), layer }))
         }
         FAM_OSRT => (os_call_activity(names.get(name)), HostCallKind::Os(OsCall { name })),
+        FAM_ACC_DATA | FAM_ACC_LAUNCH | FAM_ACC_OTHER => {
+            let class = match fam {
+                FAM_ACC_DATA => AccClass::Data,
+                FAM_ACC_LAUNCH => AccClass::Launch,
+                _ => AccClass::Other,
+            };
+            let event_kind = g("ekind", cx)?.and_then(|k| u32::try_from(k).ok()).unwrap_or(0);
+            let file = match g("src", cx)? {
+                Some(id) => cx.strings.text(id)?.unwrap_or_default(),
+                None => String::new(),
+            };
+            let line = g("line", cx)?.unwrap_or(0);
+            // The construct as nsys shows it: where in the source it is.
+            let construct = names.intern(&format!("{}@{}:{line}", names.get(name), if file.is_empty() { "?" } else { &file }));
+            let function = match g("func", cx)? {
+                Some(id) => Some(cx.strings.name(id, names)?),
+                None => None,
+            };
+            let kernel = match g("kname", cx)? {
+                Some(id) => Some(cx.strings.name(id, names)?),
+                None => None,
+            };
+            let bytes = g("size", cx)?.and_then(|b| u64::try_from(b).ok());
+            let call = AccCall { class, event_kind, name, construct, function, bytes, kernel };
+            (acc_activity(event_kind), HostCallKind::OpenAcc(call))
+        }
         _ => {
             let class = match fam {
                 FAM_MPI_P2P => MpiClass::PointToPoint,
@@ -140,17 +206,16 @@ pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<
                 _ => MpiClass::Other,
             };
             let bytes = |v: Option<i64>| v.and_then(|x| u64::try_from(x).ok());
-            let size = bytes(g(8, cx)?);
             let call = MpiCall {
                 name,
                 class,
-                bytes_sent: size,
-                bytes_received: if class == MpiClass::Collective { bytes(g(9, cx)?) } else { None },
-                peer: g(11, cx)?,
-                tag: g(10, cx)?,
-                root: g(12, cx)?,
-                communicator: g(13, cx)?,
-                requests: g(14, cx)?.and_then(|r| u32::try_from(r).ok()).unwrap_or(1),
+                bytes_sent: bytes(g("size", cx)?),
+                bytes_received: if class == MpiClass::Collective { bytes(g("recvSize", cx)?) } else { None },
+                peer: g("peer", cx)?,
+                tag: g("tag", cx)?,
+                root: g("root", cx)?,
+                communicator: g("comm", cx)?,
+                requests: g("reqs", cx)?.and_then(|r| u32::try_from(r).ok()).unwrap_or(1),
             };
             (mpi_activity(names.get(name), class), HostCallKind::Mpi(call))
         }

@@ -72,6 +72,15 @@ pub const NCCL_COMMUNICATOR: u32 = 9505;
 pub const NCCL_RANKS: u32 = 9506;
 pub const NCCL_RANK: u32 = 9507;
 
+/// OpenACC events, per table c (0 other, 1 data, 2 launch), as nsys2prv numbers them:
+/// 66000000+c event kind (ENUM_OPENACC_EVENT_KIND id + 1), 66100000+c construct `name@file:line`,
+/// 66200000+c function name; 66300001 data bytes; 66400002 kernel launched.
+pub const ACC_EVENT_KIND: u32 = 66_000_000;
+pub const ACC_CONSTRUCT: u32 = 66_100_000;
+pub const ACC_FUNCTION: u32 = 66_200_000;
+pub const ACC_BYTES: u32 = 66_300_001;
+pub const ACC_KERNEL: u32 = 66_400_002;
+
 /// CPU a thread runs on (SCHED_EVENTS); value = CPU number + 1, 0 when descheduled.
 pub const ON_CPU: u32 = 65_000_000;
 
@@ -154,6 +163,17 @@ pub fn type_label(t: u32) -> Option<&'static str> {
         NVTX_MARK => "NVTX marks",
         NVTX_CATEGORY => "NVTX range category",
         OS_CALL => "OS runtime call",
+        66_000_000 => "OpenACC other event kind",
+        66_000_001 => "OpenACC data event kind",
+        66_000_002 => "OpenACC launch event kind",
+        66_100_000 => "OpenACC other construct",
+        66_100_001 => "OpenACC data construct",
+        66_100_002 => "OpenACC launch construct",
+        66_200_000 => "OpenACC other function",
+        66_200_001 => "OpenACC data function",
+        66_200_002 => "OpenACC launch function",
+        ACC_BYTES => "OpenACC data bytes",
+        ACC_KERNEL => "OpenACC kernel launched",
         GRAPH_EXEC => "CUDA graph execution",
         GRAPH_ID => "CUDA Graph ID",
         GRAPH_EXEC_ID => "CUDA Graph Exec ID",

@@ -78,6 +78,7 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
                 ValueLabels::MemoryOps => MEMCPY_KIND_LABELS[(*v - 1) as usize].to_owned(),
                 ValueLabels::MemKinds => MEM_KIND_LABELS[(*v - 1) as usize].to_owned(),
                 ValueLabels::Cpu => format!("CPU {}", v - 1),
+                ValueLabels::AccKind => crate::model::classify::ACC_EVENT_KINDS.get((v - 1) as usize).map_or_else(|| format!("OpenACC event kind {}", v - 1), |l| (*l).to_owned()),
                 ValueLabels::NcclCollective => nccl::COLLECTIVES[(*v - 1) as usize].to_owned(),
                 ValueLabels::NcclAlgorithm => nccl::ALGORITHMS[(*v - 1) as usize].to_owned(),
                 ValueLabels::NcclProtocol => nccl::PROTOCOLS[(*v - 1) as usize].to_owned(),

@@ -34,6 +34,8 @@ pub enum ValueLabels {
     MemKinds,
     /// CPU number + 1.
     Cpu,
+    /// ENUM_OPENACC_EVENT_KIND id + 1.
+    AccKind,
     /// Fixed NCCL code tables (model::nccl).
     NcclCollective,
     NcclAlgorithm,
@@ -404,6 +406,7 @@ impl<'w> ParaverWriter<'w> {
             HostCallKind::Cuda(_) => Family::CudaApi,
             HostCallKind::Mpi(_) => Family::Mpi,
             HostCallKind::Os(_) => Family::Osrt,
+            HostCallKind::OpenAcc(_) => Family::OpenAcc,
         };
         if self.too_short(family, call.start, call.end) {
             return Ok(());
@@ -422,6 +425,28 @@ impl<'w> ParaverWriter<'w> {
                     &pairs,
                     &[ValueLabels::Names, ValueLabels::Numeric],
                 )
+            }
+            HostCallKind::OpenAcc(a) => {
+                let c = match a.class {
+                    AccClass::Other => 0,
+                    AccClass::Data => 1,
+                    AccClass::Launch => 2,
+                };
+                let mut pairs = vec![(ACC_EVENT_KIND + c, u64::from(a.event_kind) + 1), (ACC_CONSTRUCT + c, Self::name_value(a.construct))];
+                let mut labels = vec![ValueLabels::AccKind, ValueLabels::Names];
+                if let Some(f) = a.function {
+                    pairs.push((ACC_FUNCTION + c, Self::name_value(f)));
+                    labels.push(ValueLabels::Names);
+                }
+                if let (Some(b), AccClass::Data) = (a.bytes, a.class) {
+                    pairs.push((ACC_BYTES, b));
+                    labels.push(ValueLabels::Numeric);
+                }
+                if let Some(k) = a.kernel {
+                    pairs.push((ACC_KERNEL, Self::name_value(k)));
+                    labels.push(ValueLabels::Names);
+                }
+                self.interval(call.thread, call.start, call.end, &pairs, &labels)
             }
             HostCallKind::Os(o) => {
                 let pairs = [(OS_CALL, Self::name_value(o.name))];

@@ -27,6 +27,8 @@ pub const OTHERS: u32 = 15;
 pub const SEND_RECEIVE: u32 = 16;
 /// Host: inside an OS runtime call that neither blocks nor does I/O.
 pub const SYSTEM_CALL: u32 = 25;
+/// Host: inside the OpenACC runtime.
+pub const OPENACC: u32 = 26;
 
 /// (state, label, colour) in the order written to the .pcf.
 pub const STATES: &[(u32, &str, (u8, u8, u8))] = &[
@@ -51,6 +53,7 @@ pub const STATES: &[(u32, &str, (u8, u8, u8))] = &[
     (OTHERS, "Others (MPI)", (192, 224, 0)),
     (SEND_RECEIVE, "Send Receive", (255, 170, 0)),
     (SYSTEM_CALL, "Inside OS runtime call", (180, 180, 180)),
+    (OPENACC, "Inside OpenACC runtime", (200, 100, 255)),
 ];
 
 pub fn of_gpu_op(kind: &GpuOpKind) -> u32 {
@@ -77,5 +80,7 @@ pub fn of_host(activity: HostActivity) -> u32 {
         HostActivity::OsBlocked => BLOCKED,
         HostActivity::OsIo => IO,
         HostActivity::OsOther => SYSTEM_CALL,
+        HostActivity::OpenAcc => OPENACC,
+        HostActivity::OpenAccWait => SYNCHRONIZATION,
     }
 }

@@ -33,6 +33,7 @@ impl TableDdl {
 
 const MFU: Origin = Origin::RealExport("mfu_2gpu_before.sqlite");
 const JACC: Origin = Origin::RealExport("jacc_cg_trace.sqlite");
+const FUSER: Origin = Origin::RealExport("fuser_report1_a.sqlite");
 const DOCS: Origin = Origin::Documentation;
 
 macro_rules! tables {
@@ -75,6 +76,10 @@ tables![
     ("ENUM_CUDA_FUNC_CACHE_CONFIG", MFU),
     ("ENUM_CUDA_SHARED_MEM_LIMIT_CONFIG", MFU),
     ("ENUM_CUPTI_STREAM_TYPE", MFU),
+    ("CUPTI_ACTIVITY_KIND_OPENACC_DATA", DOCS),
+    ("CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH", DOCS),
+    ("CUPTI_ACTIVITY_KIND_OPENACC_OTHER", DOCS),
+    ("ENUM_OPENACC_EVENT_KIND", FUSER),
 ];
 
 pub fn table(name: &str) -> Option<&'static TableDdl> {
