@@ -53,6 +53,9 @@ mod cli {
         Info {
             #[arg(required = true)]
             inputs: Vec<PathBuf>,
+            /// Clock alignment of several reports: session-start (default), mpi-init, none.
+            #[arg(long, default_value = "session-start")]
+            align: String,
         },
         /// Check a Paraver trace (.prv or .prv.gz with its .pcf and .row) against the format rules.
         Check {
@@ -162,7 +165,7 @@ mod cli {
             } => select
                 .options()
                 .and_then(|o| bundle(&inputs, &output, &o, !no_gzip, !no_metrics, quiet)),
-            Command::Info { inputs } => info(&inputs),
+            Command::Info { inputs, align } => info(&inputs, &align),
             Command::Check {
                 trace,
                 allow_state_gaps,
@@ -400,9 +403,10 @@ mod cli {
         let _ = std::io::stderr().flush();
     }
 
-    fn info(inputs: &[PathBuf]) -> Result<()> {
+    fn info(inputs: &[PathBuf], align: &str) -> Result<()> {
         let exports = open_all(inputs)?;
-        let plan = pipeline::plan(&exports, &Options::default());
+        let opts = Options { align: align.parse().map_err(Error::Usage)?, ..Options::default() };
+        let plan = pipeline::plan(&exports, &opts);
         for (i, ex) in exports.iter().enumerate() {
             let s = &ex.schema;
             println!("{}", ex.label);
@@ -436,6 +440,11 @@ mod cli {
                         fams.join(", ")
                     }
                 );
+            }
+            let ranges = prvsight::nsys::nvtx::range_names(ex, 12)?;
+            if !ranges.is_empty() {
+                let list: Vec<String> = ranges.iter().map(|(n, c)| format!("{n} ({c})")).collect();
+                println!("  NVTX ranges (most frequent): {}", list.join(", "));
             }
             println!("  tables (rows):");
             for (t, n) in ex.table_row_counts()? {

@@ -129,3 +129,25 @@ pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<
         payload_json,
     })))
 }
+
+/// The most frequent NVTX range names of an export, with their counts (for `info` and the page's
+/// "chop to a range" choice).
+pub fn range_names(ex: &super::Export, limit: usize) -> crate::error::Result<Vec<(String, u64)>> {
+    let s = &ex.schema;
+    if !s.has_columns(T, &["eventType", "text"]) {
+        return Ok(Vec::new());
+    }
+    let text = if s.has_column(T, "textId") {
+        format!("COALESCE(text, (SELECT value FROM {} WHERE id = textId))", s.strings_table)
+    } else {
+        "text".to_owned()
+    };
+    let sql = format!(
+        "SELECT {text} AS name, COUNT(*) AS n FROM {T} WHERE eventType IN (59, 70, 60, 71) \
+         GROUP BY name HAVING name IS NOT NULL ORDER BY n DESC, name LIMIT ?1"
+    );
+    let err = |e| crate::error::Error::read(&ex.label, "NVTX range names", e);
+    let mut st = ex.conn.prepare(&sql).map_err(err)?;
+    let rows = st.query_map([limit as i64], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))).map_err(err)?;
+    rows.collect::<rusqlite::Result<Vec<_>>>().map_err(err)
+}
