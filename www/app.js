@@ -79,7 +79,12 @@ function options() {
   const boxes = [...document.querySelectorAll('#families input[type=checkbox]')];
   const present = boxes.filter((b) => !b.disabled);
   const chosen = present.filter((b) => b.checked).map((b) => b.value);
+  const keep = $('#opt-keep').value;
+  const instance = $('#opt-keep-instance').value.trim();
   return {
+    keep_nvtx_range: keep ? (instance ? `${keep}:${instance}` : keep) : null,
+    keep_window: $('#opt-window').value.trim() || null,
+    align: state.inputs.length > 1 ? $('#opt-align').value : null,
     families: chosen.length === present.length ? null : chosen,
     gzip: $('#opt-gzip').checked,
     metrics: $('#opt-metrics').checked,

@@ -22,6 +22,8 @@ export class CoreError extends Error {
   }
 }
 
+const CANCELLED = { kind: 'cancelled', message: 'conversion cancelled', hint: 'Nothing was written. Convert again when ready.' };
+
 /** Starts the worker: from the inlined sources of the single-file build when present
  * (`globalThis.PRVSIGHT_INLINE`), else worker.js beside this module. */
 function startWorker() {
@@ -111,7 +113,7 @@ export class Converter {
     if (!this._worker) return;
     this._worker.terminate();
     this._worker = null;
-    this._failAll({ kind: 'cancelled', message: 'conversion cancelled', hint: 'Nothing was written. Convert again when ready.' });
+    this._failAll(CANCELLED);
   }
 
   dispose() {
@@ -141,6 +143,8 @@ export class Converter {
   }
 
   _call(msg, onMessage = null, transfer = []) {
+    // Cancelled between the start of a request and its message to the worker.
+    if (!this._worker) return Promise.reject(new CoreError(CANCELLED));
     const id = this._nextId++;
     return new Promise((resolve, reject) => {
       this._pending.set(id, { resolve, reject, onMessage });

@@ -26,6 +26,36 @@ function gpuName(report, gpu) {
   return hosts.size > 1 ? `${g.label} @ ${g.host}` : g.label;
 }
 
+/** A GPU's label as two short lines: `GPU0` (and `@ host` when several hosts), then the model. */
+function gpuLines(report, gpu) {
+  const full = gpuName(report, gpu);
+  const m = /^(GPU\d+) \((.*)\)(.*)$/.exec(full);
+  return m ? [`${m[1]}${m[3]}`, m[2]] : [full, ''];
+}
+
+/** Draws a GPU's two-line label right-aligned at (x, y = middle of the row). */
+function gpuLabel(g, report, gpu, x, y, maxChars) {
+  const [a, b] = gpuLines(report, gpu);
+  if (!b) {
+    g.append(s('text', { x, y: y + 5, 'text-anchor': 'end', fill: COLORS.text }, clip(a, maxChars)));
+    return;
+  }
+  g.append(s('text', { x, y: y - 2, 'text-anchor': 'end', fill: COLORS.text, 'font-weight': 600 }, clip(a, maxChars)));
+  g.append(s('text', { x, y: y + 15, 'text-anchor': 'end', fill: '#555555', 'font-size': 12 }, clip(b, Math.round(maxChars * 1.25))));
+}
+
+/** Short kernel names, made unique within a list by numbering repeats (`elementwise_kernel #2`);
+ * the full names are in the tooltips and tables. */
+function uniqueShortNames(kernels) {
+  const seen = new Map();
+  return kernels.map((k) => {
+    const base = k.short_name || k.name;
+    const n = (seen.get(base) || 0) + 1;
+    seen.set(base, n);
+    return n === 1 ? base : `${base} #${n}`;
+  });
+}
+
 function activeGpus(report) {
   return report.gpus.filter((g) => g.has_activity);
 }
@@ -61,7 +91,7 @@ export function timelineChart(report) {
   gpus.forEach((gs, row) => {
     const y0 = top + row * (rowH + 12);
     const g = s('g', { 'aria-hidden': 'true' });
-    g.append(s('text', { x: left - 10, y: y0 + rowH / 2 + 5, 'text-anchor': 'end', fill: COLORS.text }, clip(gpuName(report, gs.gpu), 18)));
+    gpuLabel(g, report, gs.gpu, left - 10, y0 + rowH / 2, 16);
     // Stacked columns: useful at the bottom, then communication, idle on top.
     for (let i = 0; i < edges.length - 1; i++) {
       const x = left + (edges[i] / end) * plotW;
@@ -99,9 +129,9 @@ export function efficiencyChart(report) {
   const left = 330;
   const barW = W - left - 110;
   const top = 30;
-  const rowH = 34;
-  const gpuTop = top + FACTORS.length * rowH + 60;
-  const height = gpuTop + gpus.length * rowH + 50;
+  const rowH = 40;
+  const gpuTop = top + FACTORS.length * rowH + 84;
+  const height = gpuTop + gpus.length * rowH + 16;
   const title = 'Efficiency factors';
   const desc = `Over ${fmtTime(e.elapsed_ns)} and ${e.gpus} GPU(s): ${FACTORS.map(([k, l]) => `${l} ${fmtFrac(e[k])}`).join(', ')}. PE = LB × CommE × OrchE.`;
   const svg = chartRoot(W, height, title, desc);
@@ -114,12 +144,12 @@ export function efficiencyChart(report) {
     if (v !== null) g.append(s('rect', { x: left, y: y + 4, width: (Math.min(1, v) * barW).toFixed(1), height: 22, fill: i === 0 ? COLORS.a : COLORS.useful }));
     g.append(s('text', { x: left + barW + 10, y: y + 20, fill: COLORS.text, 'font-weight': 700 }, fmtFrac(v)));
   });
-  g.append(s('text', { x: 20, y: gpuTop - 22, fill: COLORS.text, 'font-weight': 700 }, 'Per GPU, share of the measured time'));
-  g.append(legend(CLASSES.map(([k, label]) => ({ color: COLORS[k], label })), left, gpuTop - 22));
+  g.append(s('text', { x: left, y: gpuTop - 44, fill: COLORS.text, 'font-weight': 700 }, 'Per GPU, share of the measured time'));
+  g.append(legend(CLASSES.map(([k, label]) => ({ color: COLORS[k], label })), left, gpuTop - 16));
   const rows = [];
   gpus.forEach((gp, i) => {
     const y = gpuTop + i * rowH;
-    g.append(s('text', { x: left - 12, y: y + 19, 'text-anchor': 'end', fill: COLORS.text }, clip(gpuName(report, gp.index), 34)));
+    gpuLabel(g, report, gp.index, left - 12, y + 15, 30);
     let x = left;
     for (const [k] of CLASSES) {
       const f = gp[`${k}_fraction`] || 0;
@@ -175,7 +205,7 @@ export function breakdownChart(report) {
     }
   };
   bar(top, 'All GPUs', groups, true);
-  gpus.forEach((gp, i) => bar(top + (i + 1) * rowH, clip(gpuName(report, gp.index), 18), gp.breakdown.groups, false));
+  gpus.forEach((gp, i) => bar(top + (i + 1) * rowH, clip(gpuLines(report, gp.index)[0], 18), gp.breakdown.groups, false));
   svg.append(g);
   const head = ['Scope', ...groups.map((x) => GROUP_LABELS[x.group] || x.group)];
   const rows = [
@@ -200,9 +230,10 @@ export function topKernelsChart(report, limit = 15) {
   const svg = chartRoot(W, height, title, desc);
   const g = s('g', { 'aria-hidden': 'true' });
   const max = Math.max(1, ...top.map((k) => k.total_ns));
+  const shortNames = uniqueShortNames(top);
   top.forEach((k, i) => {
     const y = y0 + i * rowH;
-    g.append(s('text', { x: left - 10, y: y + 19, 'text-anchor': 'end', fill: COLORS.text }, [clip(k.short_name || k.name, 38), s('title', {}, k.name)]));
+    g.append(s('text', { x: left - 10, y: y + 19, 'text-anchor': 'end', fill: COLORS.text }, [clip(shortNames[i], 38), s('title', {}, k.name)]));
     const w = (k.total_ns / max) * barW;
     g.append(s('rect', { x: left, y: y + 5, width: Math.max(1, w).toFixed(1), height: 20, fill: k.category === 'nccl' ? COLORS.nccl : COLORS.bar }));
     g.append(s('text', { x: left + w + 8, y: y + 20, fill: COLORS.text }, `${fmtTime(k.total_ns)} · ${fmtPct(k.percent_of_busy)} · ×${k.count}`));
@@ -224,7 +255,7 @@ export function topKernelsChart(report, limit = 15) {
 export function overlapChart(report) {
   const o = report.overlap;
   const left = 90;
-  const plotH = 260;
+  const plotH = 200;
   const top = 30;
   const height = top + plotH + 70;
   const colW = (W - left - 40) / o.buckets.length;
@@ -256,43 +287,64 @@ export function overlapChart(report) {
   };
 }
 
-/** Durations of one kernel on log-spaced bins, with its modes marked. */
+/** Durations of one kernel on a logarithmic time axis (the report's bins are log-spaced, 4 per
+ * octave), with empty stretches left empty so separate modes look separate. */
 export function histogramChart(report, name) {
   const h = report.histograms.find((x) => x.name === name) || report.histograms[0];
   const title = h ? `Duration histogram: ${clip(h.short_name, 60)}` : 'Duration histogram';
-  if (!h) {
+  if (!h || !h.bins.length) {
     const svg = chartRoot(W, 80, title, 'No kernel durations in this trace.');
     svg.append(s('text', { x: 20, y: 45, fill: COLORS.text }, 'No kernels.'));
     return { id: 'histogram', title, svg, table: { head: [], rows: [] } };
   }
   const left = 80;
-  const plotH = 240;
+  const right = 30;
+  const plotW = W - left - right;
+  const plotH = 220;
   const top = 30;
-  const height = top + plotH + 110;
+  const height = top + plotH + 80;
   const bins = h.bins;
-  const colW = Math.min(60, (W - left - 30) / Math.max(1, bins.length));
+  // The open last bin gets the width of one ordinary bin (a factor 2^(1/4)).
+  const hiOf = (b) => (b.hi_ns === null ? b.lo_ns * 2 ** 0.25 : b.hi_ns);
+  // Show at least a decade, with half a bin of margin on each side.
+  let lo = Math.max(1, bins[0].lo_ns / 2 ** 0.125);
+  let hi = hiOf(bins[bins.length - 1]) * 2 ** 0.125;
+  if (hi / lo < 10) {
+    const mid = Math.sqrt(hi * lo);
+    lo = mid / Math.sqrt(10);
+    hi = mid * Math.sqrt(10);
+  }
+  const x = (ns) => left + (Math.log(ns / lo) / Math.log(hi / lo)) * plotW;
   const max = Math.max(1, ...bins.map((b) => b.count));
   const modes = new Set(h.modes_ns);
-  const desc = `${h.count} launches of ${h.name}; ${bins.length} non-empty duration bins from ${fmtTime(bins[0].lo_ns)}; ${h.modes_ns.length > 1 ? `${h.modes_ns.length} modes, at ${h.modes_ns.map(fmtTime).join(' and ')}` : 'one mode'}.`;
+  const desc = `${h.count} launches of ${h.name}, from ${fmtTime(bins[0].lo_ns)} to ${fmtTime(hiOf(bins[bins.length - 1]))}; ${h.modes_ns.length > 1 ? `${h.modes_ns.length} modes, at ${h.modes_ns.map(fmtTime).join(' and ')}` : 'one mode'}.`;
   const svg = chartRoot(W, height, title, desc);
   const g = s('g', { 'aria-hidden': 'true' });
   for (const t of niceTicks(max, 4)) {
     const y = top + plotH - (t / max) * plotH;
-    g.append(s('line', { x1: left, x2: left + colW * bins.length, y1: y, y2: y, stroke: COLORS.grid }));
+    g.append(s('line', { x1: left, x2: left + plotW, y1: y, y2: y, stroke: COLORS.grid }));
     g.append(s('text', { x: left - 10, y: y + 5, 'text-anchor': 'end', fill: COLORS.text }, String(Math.round(t))));
   }
-  bins.forEach((b, i) => {
+  // Decade ticks (1 µs, 10 µs, ...), with 2× and 5× marks when the span is short.
+  const ticks = [];
+  for (let d = 10 ** Math.floor(Math.log10(lo)); d <= hi; d *= 10) {
+    for (const m of hi / lo < 1000 ? [1, 2, 5] : [1]) if (d * m >= lo && d * m <= hi) ticks.push(d * m);
+  }
+  const axisY = top + plotH;
+  g.append(s('line', { x1: left, x2: left + plotW, y1: axisY, y2: axisY, stroke: COLORS.axis }));
+  for (const t of ticks) {
+    g.append(s('line', { x1: x(t), x2: x(t), y1: axisY, y2: axisY + 5, stroke: COLORS.axis }));
+    g.append(s('text', { x: x(t), y: axisY + 22, 'text-anchor': 'middle', fill: COLORS.text }, fmtTime(t)));
+  }
+  for (const b of bins) {
     const bh = (b.count / max) * plotH;
-    const x = left + i * colW;
-    const mode = modes.has(b.lo_ns);
-    g.append(s('rect', { x: x + 2, y: (top + plotH - bh).toFixed(1), width: colW - 4, height: bh.toFixed(1), fill: mode ? COLORS.b : COLORS.bar }, [
-      s('title', {}, `${fmtTime(b.lo_ns)} – ${b.hi_ns === null ? '…' : fmtTime(b.hi_ns)}: ${b.count}`),
+    const x0 = x(b.lo_ns);
+    const w = Math.max(2, x(hiOf(b)) - x0 - 1);
+    g.append(s('rect', { x: x0.toFixed(1), y: (axisY - bh).toFixed(1), width: w.toFixed(1), height: bh.toFixed(1), fill: modes.has(b.lo_ns) ? COLORS.b : COLORS.bar }, [
+      s('title', {}, `${fmtTime(b.lo_ns)} – ${b.hi_ns === null ? '…' : fmtTime(b.hi_ns)}: ${b.count} launches`),
     ]));
-    const lx = x + colW / 2;
-    const ly = top + plotH + 14;
-    g.append(s('text', { x: lx, y: ly, 'text-anchor': 'end', transform: `rotate(-45 ${lx} ${ly})`, fill: COLORS.text, 'font-size': 13 }, fmtTime(b.lo_ns)));
-  });
-  g.append(s('text', { x: left, y: height - 12, fill: COLORS.text }, `${h.count} launches · bins are 4 per octave · modes in ${'orange'}`));
+  }
+  g.append(s('text', { x: left, y: height - 12, fill: COLORS.text }, `${h.count} launches · duration on a log scale · the bin at each mode's peak is darker orange`));
   svg.append(g);
   return {
     id: 'histogram',
@@ -390,53 +442,47 @@ export function compareCharts(a, b, labelA, labelB) {
       },
     });
   }
-  // Top kernel deltas.
+  // Top kernel deltas. Each report lists its top N kernels only: a kernel missing from one list
+  // has an unknown time there (below that list's cutoff), so only kernels in both get a bar.
   {
-    const ka = Object.fromEntries(a.kernels.top.map((k) => [k.name, k]));
-    const kb = Object.fromEntries(b.kernels.top.map((k) => [k.name, k]));
-    const names = [...new Set([...Object.keys(ka), ...Object.keys(kb)])];
-    const rows = names
-      .map((n) => ({
-        name: n,
-        short: (ka[n] || kb[n]).short_name || n,
-        ta: ka[n] ? ka[n].total_ns : 0,
-        tb: kb[n] ? kb[n].total_ns : 0,
-      }))
-      .sort((x, y) => Math.abs(y.tb - y.ta) - Math.abs(x.tb - x.ta))
-      .slice(0, 12);
+    const topN = Math.min(a.kernels.top.length, b.kernels.top.length);
+    const ka = new Map(a.kernels.top.map((k) => [k.name, k]));
+    const kb = new Map(b.kernels.top.map((k) => [k.name, k]));
+    const names = [...new Set([...ka.keys(), ...kb.keys()])];
+    const all = names.map((n) => ({ name: n, k: ka.get(n) || kb.get(n), ta: ka.has(n) ? ka.get(n).total_ns : null, tb: kb.has(n) ? kb.get(n).total_ns : null }));
+    const both = all.filter((r) => r.ta !== null && r.tb !== null).sort((x, y) => Math.abs(y.tb - y.ta) - Math.abs(x.tb - x.ta)).slice(0, 12);
+    const shortNames = uniqueShortNames(both.map((r) => r.k));
     const left = 330;
-    const mid = left + (W - left - 170) / 2;
     const half = (W - left - 170) / 2;
+    const mid = left + half;
     const rowH = 28;
-    const height = 50 + Math.max(1, rows.length) * rowH + 20;
+    const height = 50 + Math.max(1, both.length) * rowH + 20;
     const title = 'Top kernels: change in total time (B − A)';
-    const desc = rows.length
-      ? rows.slice(0, 5).map((r) => `${r.short} ${r.tb - r.ta >= 0 ? '+' : '−'}${fmtTime(Math.abs(r.tb - r.ta))}`).join(', ')
-      : 'No kernels in either run.';
+    const desc = both.length
+      ? both.slice(0, 5).map((r, i) => `${shortNames[i]} ${r.tb - r.ta >= 0 ? '+' : '−'}${fmtTime(Math.abs(r.tb - r.ta))}`).join(', ')
+      : 'No kernel is in the top list of both runs.';
     const svg = chartRoot(W, height, title, desc);
     const g = s('g', { 'aria-hidden': 'true' });
-    const max = Math.max(1, ...rows.map((r) => Math.abs(r.tb - r.ta)));
+    const max = Math.max(1, ...both.map((r) => Math.abs(r.tb - r.ta)));
     g.append(s('line', { x1: mid, x2: mid, y1: 30, y2: height - 10, stroke: COLORS.axis }));
     g.append(s('text', { x: mid - 8, y: 24, 'text-anchor': 'end', fill: COLORS.text, 'font-size': 13 }, '← less time in B'));
     g.append(s('text', { x: mid + 8, y: 24, fill: COLORS.text, 'font-size': 13 }, 'more time in B →'));
-    rows.forEach((r, i) => {
+    both.forEach((r, i) => {
       const y = 36 + i * rowH;
       const d = r.tb - r.ta;
       const w = (Math.abs(d) / max) * half;
-      g.append(s('text', { x: left - 10, y: y + 17, 'text-anchor': 'end', fill: COLORS.text }, [clip(r.short, 36), s('title', {}, r.name)]));
+      g.append(s('text', { x: left - 10, y: y + 17, 'text-anchor': 'end', fill: COLORS.text }, [clip(shortNames[i], 36), s('title', {}, r.name)]));
       g.append(s('rect', { x: (d < 0 ? mid - w : mid).toFixed(1), y: y + 3, width: Math.max(1, w).toFixed(1), height: 18, fill: d < 0 ? COLORS.useful : COLORS.b }));
       g.append(s('text', { x: mid + half + 14, y: y + 17, fill: COLORS.text }, `${d >= 0 ? '+' : '−'}${fmtTime(Math.abs(d))}`));
     });
+    if (!both.length) g.append(s('text', { x: 20, y: 60, fill: COLORS.text }, 'No kernel is in the top list of both runs.'));
     svg.append(g);
-    out.push({
-      id: 'compare-kernels',
-      title,
-      svg,
-      table: {
-        head: ['Kernel', 'A total', 'B total', 'B − A'],
-        rows: rows.map((r) => [r.name, fmtTime(r.ta), fmtTime(r.tb), `${r.tb - r.ta >= 0 ? '+' : '−'}${fmtTime(Math.abs(r.tb - r.ta))}`]),
-      },
-    });
+    const notIn = `not in top ${topN}`;
+    const rows = [
+      ...both.map((r) => [r.name, fmtTime(r.ta), fmtTime(r.tb), `${r.tb - r.ta >= 0 ? '+' : '−'}${fmtTime(Math.abs(r.tb - r.ta))}`]),
+      ...all.filter((r) => r.ta === null || r.tb === null).map((r) => [r.name, r.ta === null ? notIn : fmtTime(r.ta), r.tb === null ? notIn : fmtTime(r.tb), r.ta === null ? 'entered the top list' : 'left the top list']),
+    ];
+    out.push({ id: 'compare-kernels', title, svg, table: { head: ['Kernel', 'A total', 'B total', 'B − A'], rows } });
   }
   return out;
 }

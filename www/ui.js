@@ -90,6 +90,11 @@ export function renderNvtx(report) {
   const sel = $('#opt-nvtx');
   sel.replaceChildren(new Option('the whole trace', ''), ...names.map(([n, c]) => new Option(`${n} (${c} instances)`, n)));
   sel.disabled = !names.length;
+  // Cutting the trace matches a range's text exactly: offer the names that occur as such.
+  const exact = new Set(report.files.flatMap((f) => f.nvtx_names.filter((n) => n.exact).map((n) => n.name)));
+  const keep = $('#opt-keep');
+  keep.replaceChildren(new Option('the whole run', ''), ...names.filter(([n]) => exact.has(n)).map(([n, c]) => new Option(`NVTX range “${n}” (${c})`, n)));
+  $('#align-options').hidden = report.files.length < 2;
 }
 
 /** A download link for a blob; its URL is kept in `urls` to be revoked later. */

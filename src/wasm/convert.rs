@@ -12,7 +12,7 @@ use crate::bundle::zip::ZipSink;
 use crate::bundle::{self, BundleNames, BundleOptions};
 use crate::error::{Error, Result};
 use crate::metrics::{MetricsOptions, WindowSpec};
-use crate::options::{Family, Options};
+use crate::options::{Chop, Family, Options};
 use crate::pipeline::{Progress, Summary};
 
 use super::errors::to_value;
@@ -34,6 +34,12 @@ pub struct ConvertOptions {
     pub nvtx_range: Option<String>,
     /// What NCCL kernels count as: "communication" (default) or "useful".
     pub nccl_as: Option<String>,
+    /// Keep only the time of this NVTX range in the trace (`NAME` or `NAME:N`).
+    pub keep_nvtx_range: Option<String>,
+    /// Keep only this time window in the trace (`START..END`, e.g. `1.5s..2s`).
+    pub keep_window: Option<String>,
+    /// Clock alignment of several reports: session-start (default), mpi-init, none.
+    pub align: Option<String>,
 }
 
 /// Chunk tags: the whole stream is the archive; `trace` bytes are also the trace file.
@@ -127,6 +133,18 @@ pub fn convert(
             .map(|s| s.parse::<Family>().map_err(Error::Usage))
             .collect::<Result<_>>()?;
         opts.families = Some(fams);
+    }
+    let nonempty = |o: &Option<String>| o.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+    match (nonempty(&o.keep_nvtx_range), nonempty(&o.keep_window)) {
+        (Some(_), Some(_)) => {
+            return Err(Error::Usage("keep either an NVTX range or a time window, not both".into()))
+        }
+        (Some(r), None) => opts.chop = Some(Chop::parse_nvtx(&r).map_err(Error::Usage)?),
+        (None, Some(w)) => opts.chop = Some(Chop::parse_window(&w).map_err(Error::Usage)?),
+        (None, None) => {}
+    }
+    if let Some(a) = nonempty(&o.align) {
+        opts.align = a.parse().map_err(Error::Usage)?;
     }
     let labels: Vec<&str> = inputs.iter().map(|i| i.name.as_str()).collect();
     let stem = match &o.stem {

@@ -26,6 +26,9 @@ pub struct ProcessInfo {
 pub struct NvtxName {
     pub name: String,
     pub count: u64,
+    /// Some instance has exactly this text (not only PyTorch's `name, op_id = …` variants), so
+    /// the trace can be cut to it (`Chop::NvtxRange` matches the text exactly).
+    pub exact: bool,
 }
 
 #[derive(Serialize)]
@@ -205,15 +208,18 @@ fn nvtx_names(ex: &Export) -> Result<Vec<NvtxName>> {
     let read = |e| Error::read(&ex.label, "the NVTX range names", e);
     let mut st = ex.conn.prepare(&sql).map_err(read)?;
     let mut rows = st.query([]).map_err(read)?;
-    let mut counts: HashMap<String, u64> = HashMap::new();
+    let mut counts: HashMap<String, (u64, bool)> = HashMap::new();
     while let Some(r) = rows.next().map_err(read)? {
         let n: String = r.get(0).map_err(read)?;
         let c: i64 = r.get(1).map_err(read)?;
-        *counts.entry(base_name(&n).to_owned()).or_insert(0) += c as u64;
+        let base = base_name(&n);
+        let e = counts.entry(base.to_owned()).or_insert((0, false));
+        e.0 += c as u64;
+        e.1 |= base.len() == n.len();
     }
     let mut v: Vec<NvtxName> = counts
         .into_iter()
-        .map(|(name, count)| NvtxName { name, count })
+        .map(|(name, (count, exact))| NvtxName { name, count, exact })
         .collect();
     v.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.name.cmp(&b.name)));
     v.truncate(MAX_NVTX_NAMES);

@@ -1,0 +1,228 @@
+// The page served from dist/ by a local static server, in headless Debian Chromium: sample and
+// real exports convert, the downloads equal the native CLI's output byte for byte and pass the
+// checker, charts render, bad files explain themselves, cancel works, it works offline, and no
+// request goes anywhere but the page's own origin.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import {
+  SAMPLE, TRACES, cli, convert, download, launch, openPage, recordRequests, requireBuilt, sameBytes, serve, shot, tmp,
+  tracesOrSkip, unzip, DIST,
+} from './helpers.mjs';
+
+requireBuilt();
+
+let server;
+let browser;
+let context;
+let requests;
+
+before(async () => {
+  server = await serve(DIST);
+  browser = await launch();
+  context = await browser.newContext({ acceptDownloads: true, viewport: { width: 1280, height: 900 } });
+  requests = recordRequests(context);
+});
+
+after(async () => {
+  await browser.close();
+  server.close();
+});
+
+/** The native bundle and plain trace of `files` (run from their folder, so the labels are the
+ * bare file names the page uses). */
+function native(dir, files, stem) {
+  const out = tmp('native');
+  cli(['bundle', ...files, '-o', join(out, `${stem}.zip`)], dir);
+  cli(['convert', '-q', ...files, '-o', join(out, `${stem}.prv`)], dir);
+  return out;
+}
+
+/** Checks a downloaded bundle against the CLI: the archive itself, and each file inside. */
+function checkBundle(zipPath, nativeDir, stem) {
+  assert.ok(sameBytes(zipPath, join(nativeDir, `${stem}.zip`)), 'the browser bundle differs from `prvsight bundle`');
+  const x = unzip(zipPath, tmp('unzipped'));
+  const folder = join(x, stem);
+  const names = readdirSync(folder).sort();
+  assert.deepEqual(names.filter((n) => !['cfgs'].includes(n)), ['README.txt', 'metrics.json', `${stem}.pcf`, `${stem}.prv.gz`, `${stem}.row`].sort());
+  const prv = gunzipSync(readFileSync(join(folder, `${stem}.prv.gz`)));
+  assert.ok(prv.equals(readFileSync(join(nativeDir, `${stem}.prv`))), 'the .prv differs from `prvsight convert`');
+  assert.ok(sameBytes(join(folder, `${stem}.pcf`), join(nativeDir, `${stem}.pcf`)), '.pcf differs');
+  assert.ok(sameBytes(join(folder, `${stem}.row`), join(nativeDir, `${stem}.row`)), '.row differs');
+  // The project's own Paraver checker accepts the trace as downloaded.
+  const report = cli(['check', join(folder, `${stem}.prv.gz`)]);
+  assert.match(report, /OK: no problem found/);
+  const readme = readFileSync(join(folder, 'README.txt'), 'utf8');
+  assert.match(readme, new RegExp(`File > Load Trace\\.\\.\\. and choose ${stem}\\.prv\\.gz`));
+  return folder;
+}
+
+describe('served page', () => {
+  test('the sample: inspect, convert, bundle equal to the CLI, files, charts', async () => {
+    const { page, errors } = await openPage(context, `${server.origin}/`);
+    await shot(page, 'page-start');
+    await page.click('#sample');
+    await page.waitForSelector('#inspect:not([hidden])');
+    const row = await page.textContent('#files tbody tr');
+    assert.match(row, /testcuda_report1\.sqlite/);
+    assert.match(row, /2026\.1\.1\.204/);
+    assert.match(row, /NVIDIA GeForce RTX 4060 Ti/);
+    assert.match(await page.textContent('#trace-summary'), /1 GPU\(s\)/);
+    await shot(page, 'page-inspect-sample');
+
+    await convert(page);
+    assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
+    assert.equal(await page.getAttribute('#bundle', 'download'), 'testcuda_report1.zip');
+    const dir = tmp('dl-sample');
+    const zip = await download(page, '#bundle', dir);
+    const nat = native(join(SAMPLE, '..'), ['testcuda_report1.sqlite'], 'testcuda_report1');
+    const folder = checkBundle(zip, nat, 'testcuda_report1');
+
+    // The individual trace download is the same bytes as the archive's.
+    const trace = await download(page, '#files-out a[data-type="trace"]', dir);
+    assert.ok(sameBytes(trace, join(folder, 'testcuda_report1.prv.gz')));
+    const metrics = await download(page, '#files-out a[data-type="metrics"]', dir);
+    assert.ok(sameBytes(metrics, join(folder, 'metrics.json')));
+
+    // Six overview charts, each an accessible SVG with drawn content and a data table.
+    const charts = await page.$$eval('#chart-list figure', (figs) => figs.map((f) => ({
+      id: f.dataset.chart,
+      role: f.querySelector('svg').getAttribute('role'),
+      title: f.querySelector('svg > title').textContent,
+      shapes: f.querySelectorAll('svg rect').length,
+      rows: f.querySelectorAll('table.data tbody tr').length,
+    })));
+    assert.deepEqual(charts.map((c) => c.id), ['efficiency', 'timeline', 'breakdown', 'kernels', 'overlap', 'histogram']);
+    for (const c of charts) {
+      assert.equal(c.role, 'img', c.id);
+      assert.ok(c.title.length > 5, c.id);
+      assert.ok(c.shapes > 2, `${c.id} draws nothing`);
+      assert.ok(c.rows > 0, `${c.id} has no data table`);
+    }
+    // A chart downloads as a standalone SVG and as a PNG.
+    const svg = await download(page, '#fig-breakdown a[download$=".svg"]', dir);
+    assert.match(readFileSync(svg, 'utf8'), /^<\?xml[^]*<svg[^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^]*GPU time breakdown/);
+    const png = await download(page, '#fig-breakdown button:has-text("PNG")', dir);
+    assert.deepEqual([...readFileSync(png).subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    await shot(page, 'page-converted-sample');
+    assert.deepEqual(errors, []);
+  });
+
+  test('a real 2-GPU export: charts per GPU, and a second run compares with it', async (t) => {
+    const traces = tracesOrSkip(t);
+    if (!traces) return;
+    const { page, errors } = await openPage(context, `${server.origin}/`);
+    const dir = tmp('dl-mfu');
+    for (const name of ['mfu_2gpu_before', 'mfu_2gpu_after']) {
+      await page.setInputFiles('#file', join(traces, `${name}.sqlite`));
+      await page.waitForFunction((n) => document.querySelector('#files tbody')?.textContent.includes(n), `${name}.sqlite`);
+      assert.match(await page.textContent('#trace-summary'), /2 GPU\(s\)/);
+      // The NVTX names found are offered as metrics windows.
+      assert.ok((await page.$$('#opt-nvtx option')).length > 5);
+      await convert(page);
+      assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
+      const zip = await download(page, '#bundle', dir);
+      checkBundle(zip, native(traces, [`${name}.sqlite`], name), name);
+      // Remove it, so the next one is its own run.
+      await page.click('#files tbody button');
+    }
+    const gpuRows = await page.$$eval('#fig-timeline table.data tbody tr', (r) => r.length);
+    assert.equal(gpuRows, 2);
+    await page.waitForSelector('#compare:not([hidden])');
+    const compared = await page.$$eval('#compare-list figure', (f) => f.map((x) => x.dataset.chart));
+    assert.deepEqual(compared, ['compare-factors', 'compare-breakdown', 'compare-kernels']);
+    const factors = await page.textContent('#fig-compare-factors table.data');
+    assert.match(factors, /Parallel efficiency/);
+    assert.match(factors, /pts/);
+    await page.locator('#compare').scrollIntoViewIfNeeded();
+    await shot(page, 'page-compare-mfu');
+    assert.deepEqual(errors, []);
+  });
+
+  test('four MPI ranks become one trace, each file showing its rank', async (t) => {
+    const traces = tracesOrSkip(t);
+    if (!traces) return;
+    const dir = join(traces, 'generated', 'mpi4');
+    const files = [0, 1, 2, 3].map((r) => `rank${r}.sqlite`);
+    const { page, errors } = await openPage(context, `${server.origin}/`);
+    await page.setInputFiles('#file', files.map((f) => join(dir, f)));
+    await page.waitForFunction(() => document.querySelectorAll('#files tbody tr').length === 4);
+    const rows = await page.$$eval('#files tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+    assert.deepEqual(rows.map((r) => [r[0], r[4]]), files.map((f, i) => [f, String(i)]));
+    assert.equal(await page.isVisible('#align-options'), true);
+    await shot(page, 'page-inspect-mpi4');
+    await convert(page);
+    assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
+    const zip = await download(page, '#bundle', tmp('dl-mpi'));
+    checkBundle(zip, native(dir, files, 'rank0+3'), 'rank0+3');
+    assert.deepEqual(errors, []);
+  });
+
+  test('bad files show what is wrong and what to do', async () => {
+    const { page } = await openPage(context, `${server.origin}/`);
+    const dir = tmp('bad');
+    const cases = [
+      ['notes.sqlite', Buffer.from('not a database at all, just a text file that someone renamed '.repeat(4)), 'not-sqlite', /notes\.sqlite: not a readable SQLite database/],
+      ['report.sqlite', Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3]), 'not-sqlite', /gzip/],
+      ['half.sqlite', readFileSync(SAMPLE).subarray(0, 100000), null, /half\.sqlite: /],
+    ];
+    for (const [name, bytes, kind, message] of cases) {
+      writeFileSync(join(dir, name), bytes);
+      await page.setInputFiles('#file', join(dir, name));
+      await page.waitForSelector('#error:not([hidden]), #inspect:not([hidden])');
+      if (await page.isHidden('#error')) {
+        // Opened: the damage shows when converting.
+        await convert(page);
+      }
+      assert.equal(await page.isVisible('#error'), true, `${name}: no error shown`);
+      assert.match(await page.textContent('#error-message'), message);
+      assert.ok((await page.textContent('#error-hint')).length > 20, `${name}: no hint`);
+      if (kind) assert.equal(await page.getAttribute('#error', 'data-kind'), kind);
+      await shot(page, `page-error-${name.replace('.', '-')}`);
+    }
+  });
+
+  test('cancel stops a conversion and the next one works', async () => {
+    const { page } = await openPage(context, `${server.origin}/`);
+    await page.click('#sample');
+    await page.waitForSelector('#inspect:not([hidden])');
+    // Click Convert and Cancel in the same task: the worker is stopped before it answers.
+    await page.evaluate(() => {
+      document.querySelector('#convert').click();
+      document.querySelector('#cancel').click();
+    });
+    await page.waitForSelector('#error:not([hidden])');
+    assert.equal(await page.getAttribute('#error', 'data-kind'), 'cancelled');
+    assert.equal(await page.isHidden('#progress'), true);
+    await convert(page);
+    assert.equal(await page.isHidden('#error'), true);
+    assert.equal(await page.isVisible('#bundle'), true);
+  });
+
+  test('works offline once visited', async () => {
+    const page = await context.newPage();
+    await page.goto(`${server.origin}/`);
+    await page.waitForSelector('html[data-offline-ready="yes"]', { timeout: 30000 });
+    await context.setOffline(true);
+    try {
+      await page.reload();
+      await page.waitForSelector('html[data-ready="yes"]', { timeout: 30000 });
+      await page.click('#sample');
+      await page.waitForSelector('#inspect:not([hidden])');
+      await convert(page);
+      assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
+      assert.match(await page.textContent('#offline-status'), /offline/);
+      await shot(page, 'page-offline');
+    } finally {
+      await context.setOffline(false);
+    }
+  });
+
+  test('no request left the page\'s origin', () => {
+    assert.ok(requests.length > 10, 'requests were recorded');
+    const foreign = requests.filter((u) => !u.startsWith(`${server.origin}/`) && !u.startsWith('blob:') && !u.startsWith('data:'));
+    assert.deepEqual(foreign, []);
+  });
+});
