@@ -509,7 +509,7 @@ pub fn run(
             heap.push(Reverse((r.time(), r.family_rank(), i)));
         }
     }
-    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut counts: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut done = 0u64;
     while let Some(Reverse((_, _, i))) = heap.pop() {
         let c = &mut cursors[i];
@@ -517,9 +517,7 @@ pub fn run(
         for s in sinks.iter_mut() {
             s.record(&rec, &names)?;
         }
-        *counts
-            .entry(record_family_name(&rec).to_owned())
-            .or_insert(0) += 1;
+        *counts.entry(record_family_name(&rec)).or_insert(0) += 1;
         done += 1;
         if done % 65_536 == 0
             && !progress(&Progress {
@@ -556,7 +554,7 @@ pub fn run(
     Ok(Summary {
         trace: plan.trace,
         records: done,
-        counts,
+        counts: counts.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
         warnings,
     })
 }

@@ -52,6 +52,9 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
         let _ = writeln!(out, "{n}    {{{r},{g},{b}}}");
     }
     for (ty, (labels, values)) in &w.used_types {
+        // Sorted, so the same trace always gives the same pcf.
+        let mut values: Vec<u64> = values.iter().copied().collect();
+        values.sort_unstable();
         let gradient = if *labels == ValueLabels::Numeric {
             1
         } else {
@@ -69,7 +72,7 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
             continue;
         }
         out.push_str("VALUES\n0      End\n");
-        for v in values {
+        for v in &values {
             let label = match labels {
                 ValueLabels::Names => {
                     clean_label(names.get(NameId((v - NAME_VALUE_OFFSET) as u32)))

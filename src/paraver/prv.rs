@@ -12,7 +12,7 @@
 //! next one on the same resource; the readers deliver it with each record (`next_on_*`).
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
 use std::io::Write;
 
 use super::events::*;
@@ -96,7 +96,7 @@ pub struct ParaverWriter<'w> {
     pending: BinaryHeap<Reverse<Pending>>,
     seq: u64,
     /// Event type → how its values are labelled, and the values seen.
-    pub(crate) used_types: BTreeMap<u32, (ValueLabels, BTreeSet<u64>)>,
+    pub(crate) used_types: BTreeMap<u32, (ValueLabels, HashSet<u64>)>,
     pub(crate) used_states: BTreeSet<u32>,
     /// NVTX domain index → push/pop base type.
     domain_types: Vec<u32>,
@@ -187,7 +187,7 @@ impl<'w> ParaverWriter<'w> {
         let e = self
             .used_types
             .entry(ty)
-            .or_insert_with(|| (labels, BTreeSet::new()));
+            .or_insert_with(|| (labels, HashSet::new()));
         if labels != ValueLabels::Numeric && value != 0 {
             e.1.insert(value);
         }
