@@ -88,7 +88,8 @@ impl BundleOptions {
 }
 
 /// A file-name-safe stem for the bundle of these inputs: the first input's name without its
-/// extension, plus how many more inputs there are (`rank0+3`).
+/// extension, plus how many more inputs there are (`rank0+3`). Idempotent, so the CLI given
+/// `-o rank0+3.zip` names things exactly as the page does.
 pub fn stem_for(labels: &[&str]) -> String {
     let Some(first) = labels.first() else {
         return "trace".into();
@@ -102,7 +103,7 @@ pub fn stem_for(labels: &[&str]) -> String {
     let mut stem: String = base
         .chars()
         .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+            if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
                 c
             } else {
                 '_'
@@ -257,7 +258,7 @@ pub fn readme(summary: &Summary, opts: &Options, names: &BundleNames, has_metric
     }
     let fams = match &opts.families {
         Some(f) => f.iter().map(|f| f.name()).collect::<Vec<_>>().join(", "),
-        None => "all that the export holds".to_owned(),
+        None => "all present in the inputs".to_owned(),
     };
     line(&format!("Record families asked for: {fams}"));
     let counts: Vec<String> = summary
@@ -337,6 +338,7 @@ mod tests {
         );
         assert_eq!(stem_for(&["my run (2).sqlite"]), "my_run__2_");
         assert_eq!(stem_for(&[".sqlite"]), "trace");
+        assert_eq!(stem_for(&["rank0+3"]), "rank0+3");
         assert_eq!(stem_for(&[]), "trace");
     }
 

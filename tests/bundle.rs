@@ -164,7 +164,7 @@ fn the_bundle_holds_the_same_trace_metrics_and_cfgs() {
         "{readme}"
     );
     assert!(
-        readme.contains("Record families asked for: all that the export holds"),
+        readme.contains("Record families asked for: all present in the inputs"),
         "{readme}"
     );
 }
