@@ -40,7 +40,7 @@ impl Export {
             detail: e.to_string(),
         })?;
         // Sorts of big tables spill to temporary files instead of growing memory (see nsys/mod.rs).
-        let _ = conn.execute_batch("PRAGMA temp_store = FILE; PRAGMA cache_size = -32768;");
+        let _ = conn.execute_batch("PRAGMA temp_store = FILE; PRAGMA cache_size = -8192;");
         Self::from_connection(conn, label)
     }
 
