@@ -3,6 +3,7 @@
 //! Flow, one direction: [`nsys`] reads exports → [`model`] is the time-ordered record stream →
 //! sinks ([`paraver`], metrics) → faces (the `prvsight` CLI, the wasm bindings).
 
+pub mod civil;
 pub mod error;
 pub mod metrics;
 pub mod model;

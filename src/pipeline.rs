@@ -592,24 +592,8 @@ fn record_family_name(r: &crate::model::Record) -> &'static str {
 /// `DD/MM/YYYY at HH:MM` (UTC) of the session start: deterministic, so the same inputs give the
 /// same bytes on every machine and in the browser.
 fn date_label(utc_ns: Option<i64>) -> String {
-    let secs = utc_ns.unwrap_or(0).div_euclid(1_000_000_000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{day:02}/{month:02}/{year:04} at {:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60
-    )
+    let c = crate::civil::from_unix_ns(utc_ns.unwrap_or(0));
+    format!("{:02}/{:02}/{:04} at {:02}:{:02}", c.day, c.month, c.year, c.hour, c.minute)
 }
 
 #[cfg(test)]

@@ -68,25 +68,10 @@ pub(super) fn insert(
     Ok(())
 }
 
-/// `YYYY-MM-DDTHH:MM:SS` of a UTC epoch time (H. Hinnant's civil-from-days).
+/// `YYYY-MM-DDTHH:MM:SS` of a UTC epoch time.
 fn civil(utc_ns: i64) -> String {
-    let secs = utc_ns.div_euclid(1_000_000_000);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let c = crate::civil::from_unix_ns(utc_ns);
+    format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", c.year, c.month, c.day, c.hour, c.minute, c.second)
 }
 
 /// Smallest shared-memory carveout (bytes) that holds a kernel's static + dynamic shared memory.
