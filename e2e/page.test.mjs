@@ -224,6 +224,33 @@ describe('served page', () => {
     }
   });
 
+  test('the embed snippet shows the converter inside another site\'s page', async () => {
+    // The host page lives on another origin, as a course wiki would.
+    const hostDir = tmp('host');
+    writeFileSync(join(hostDir, 'course.html'), `<!doctype html><html lang="en"><head><title>GPU course</title></head><body>
+<h1>Lab 3: look at your run</h1>
+<script src="${server.origin}/embed.js" defer></script>
+<prvsight-converter></prvsight-converter>
+</body></html>`);
+    const host = await serve(hostDir);
+    const other = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    try {
+      const page = await other.newPage();
+      await page.goto(`${host.origin}/course.html`);
+      const frame = page.frameLocator('prvsight-converter iframe');
+      await frame.locator('html[data-ready="yes"]').waitFor({ timeout: 30000 });
+      assert.equal(await frame.locator('html').getAttribute('class'), 'embedded');
+      await frame.locator('#sample').click();
+      await frame.locator('#inspect:not([hidden])').waitFor();
+      // The frame grew to its content (no inner scroll bar).
+      await page.waitForFunction(() => document.querySelector('prvsight-converter iframe').offsetHeight > 1000);
+      await shot(page, 'embed-host-page');
+    } finally {
+      await other.close();
+      host.close();
+    }
+  });
+
   test('no request left the page\'s origin', () => {
     assert.ok(requests.length > 10, 'requests were recorded');
     const foreign = requests.filter((u) => !u.startsWith(`${server.origin}/`) && !u.startsWith('blob:') && !u.startsWith('data:'));

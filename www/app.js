@@ -76,8 +76,7 @@ function addFiles(files) {
 }
 
 function options() {
-  const boxes = [...document.querySelectorAll('#families input[type=checkbox]')];
-  const present = boxes.filter((b) => !b.disabled);
+  const present = [...document.querySelectorAll('#families input[type=checkbox]')];
   const chosen = present.filter((b) => b.checked).map((b) => b.value);
   const keep = $('#opt-keep').value;
   const instance = $('#opt-keep-instance').value.trim();
@@ -286,6 +285,12 @@ function main() {
   $('#sample').addEventListener('click', loadSample);
   $('#options').addEventListener('submit', convert);
   $('#cancel').addEventListener('click', () => converter.cancel());
+  const keepChanged = () => {
+    $('#opt-keep-instance').disabled = !$('#opt-keep').value;
+    $('#opt-window').disabled = !!$('#opt-keep').value;
+  };
+  $('#opt-keep').addEventListener('change', keepChanged);
+  keepChanged();
   $('#opt-metrics').addEventListener('change', () => {
     $('#metrics-options').disabled = !$('#opt-metrics').checked;
   });

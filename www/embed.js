@@ -1,8 +1,11 @@
 // <prvsight-converter>: drops the converter into another page (training material, a wiki).
 // It is an iframe onto this site's index.html, so the converter keeps its own strict
 // Content-Security-Policy and its worker, whatever the host page allows. Usage in EMBED.md.
+// A classic script, not a module: hosts on another origin can load it without CORS headers.
+(() => {
+'use strict';
 
-const here = new URL('.', import.meta.url);
+const here = new URL('.', document.currentScript.src);
 
 class PrvsightConverter extends HTMLElement {
   connectedCallback() {
@@ -32,3 +35,4 @@ class PrvsightConverter extends HTMLElement {
 }
 
 if (!customElements.get('prvsight-converter')) customElements.define('prvsight-converter', PrvsightConverter);
+})();

@@ -32,7 +32,7 @@ export function showError(message, hint, kind) {
   $('#error').hidden = false;
   $('#error').dataset.kind = kind || '';
   $('#error-message').textContent = message;
-  $('#error-hint').textContent = hint || '';
+  $('#error-hint').textContent = hint ? `What to do: ${hint}` : '';
 }
 
 export function clearError() {
@@ -65,19 +65,17 @@ export function renderFiles(report, inputs, onRemove) {
     : '';
 }
 
-/** One checkbox per record family; families absent from every file are shown but disabled. */
+/** One checkbox per record family the files hold; the others are named, not offered. */
 export function renderFamilies(report) {
   const present = new Set(report.files.flatMap((f) => f.families));
-  const fs = $('#families');
-  fs.replaceChildren(
-    h('legend', { text: 'Record families to convert' }),
-    ...report.all_families.map((fam) => {
-      const box = h('input', { type: 'checkbox', value: fam, name: 'family' });
-      box.checked = present.has(fam);
-      box.disabled = !present.has(fam);
-      return h('label', { class: present.has(fam) ? '' : 'absent' }, [box, document.createTextNode(` ${fam}${present.has(fam) ? '' : ' (not in these files)'}`)]);
-    }),
-  );
+  const absent = report.all_families.filter((f) => !present.has(f));
+  const boxes = report.all_families.filter((f) => present.has(f)).map((fam) => {
+    const box = h('input', { type: 'checkbox', value: fam, name: 'family' });
+    box.checked = true;
+    return h('label', {}, [box, document.createTextNode(` ${fam}`)]);
+  });
+  const note = absent.length ? [h('p', { class: 'absent-list', text: `Not in these files: ${absent.join(', ')}.` })] : [];
+  $('#families').replaceChildren(h('legend', { text: 'Record families to convert' }), ...boxes, ...note);
 }
 
 /** NVTX range names found, and the choice of a range to measure the metrics in. */

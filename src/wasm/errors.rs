@@ -23,7 +23,7 @@ pub fn describe(e: &Error) -> JsError {
         ),
         Error::NotSqlite { .. } => (
             "not-sqlite",
-            "Give the .sqlite file written by `nsys export --type sqlite report.nsys-rep`. A .nsys-rep report must be exported first; a compressed or partly copied file must be decompressed or copied again.",
+            "Run `nsys export --type sqlite report.nsys-rep` (or File > Export in the Nsight Systems GUI) and drop the .sqlite it writes. If the file was copied or downloaded, copy it again: it may be incomplete.",
         ),
         Error::NotNsysExport { .. } => (
             "not-nsys",
