@@ -37,7 +37,7 @@ fi
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
 if [ "$what" != e2e ]; then
   echo "== wasm tests in Node" >&2
-  cargo test --quiet --target wasm32-unknown-unknown --test wasm_api
+  cargo test --target wasm32-unknown-unknown --test wasm_api
 
   echo "== wasm tests in headless Chromium (dedicated worker)" >&2
   profile=$(mktemp -d)
@@ -49,7 +49,7 @@ if [ "$what" != e2e ]; then
 JSON
   CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_USE_BROWSER=1 WASM_BINDGEN_USE_DEDICATED_WORKER=1 \
     WASM_BINDGEN_TEST_WEBDRIVER_JSON="$profile/webdriver.json" \
-    cargo test --quiet --target wasm32-unknown-unknown --test wasm_worker
+    cargo test --target wasm32-unknown-unknown --test wasm_worker
 fi
 
 if [ "$what" != wasm ]; then

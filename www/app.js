@@ -35,11 +35,17 @@ async function inspect() {
     $('#inspect').hidden = true;
     return;
   }
+  // Discovery reads every table once: on multi-GB exports that takes a while.
+  setBusy(true);
+  $('#bar').removeAttribute('value');
+  $('#progress-h').textContent = 'Reading the files';
+  $('#progress-text').textContent = `Looking at what ${state.inputs.length === 1 ? state.inputs[0].name : `${state.inputs.length} files`} hold${state.inputs.length === 1 ? 's' : ''}…`;
   try {
     state.report = await converter.inspect(state.inputs);
   } catch (e) {
     state.report = null;
     $('#inspect').hidden = true;
+    setBusy(false);
     fail(e, 'Reading the files failed');
     // Keep only the files that were not the problem, so the user can add another one.
     if (e instanceof CoreError && state.inputs.length > 1) {
@@ -49,6 +55,7 @@ async function inspect() {
     }
     return;
   }
+  setBusy(false);
   const r = state.report;
   renderFiles(r, state.inputs, (i) => {
     state.inputs.splice(i, 1);
@@ -106,6 +113,7 @@ async function convert(ev) {
   setBusy(true);
   const bar = $('#bar');
   const text = $('#progress-text');
+  $('#progress-h').textContent = '3. Converting';
   bar.removeAttribute('value');
   text.textContent = 'Starting…';
   const started = performance.now();
