@@ -183,7 +183,7 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
         u => return Err(format!("unknown time unit '{u}' in '{s}' (ns, us, ms, s)")),
     };
     let ns = x * scale;
-    if !ns.is_finite() || ns < 0.0 || ns > 9.0e18 {
+    if !ns.is_finite() || !(0.0..=9.0e18).contains(&ns) {
         return Err(format!("duration '{s}' is out of range"));
     }
     Ok(ns.round() as u64)

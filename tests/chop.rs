@@ -74,12 +74,12 @@ fn nvtx_range_instance_chop_keeps_exactly_that_span_on_every_rank() {
 #[test]
 fn window_keeps_overlapping_kernels_and_only_inner_communications() {
     let path = data("testcuda_report1.sqlite");
-    let full = convert(&[path.clone()], &Options::default()).unwrap();
+    let full = convert(std::slice::from_ref(&path), &Options::default()).unwrap();
     // Cut from 10 µs after the first kernel starts (it is re-opened at 0) for 25 ms.
     let first_kernel: u64 = full.prv.lines().find(|l| l.contains(":63000006:") && !l.contains(":63000006:0")).unwrap().split(':').nth(5).unwrap().parse().unwrap();
     let (lo, hi) = (first_kernel + 10_000, first_kernel + 10_000 + 25_000_000);
     let opts = Options { chop: Some(Chop::Window { start: lo, end: hi }), ..Options::default() };
-    let out = convert(&[path.clone()], &opts).unwrap();
+    let out = convert(std::slice::from_ref(&path), &opts).unwrap();
     valid(&out);
     assert_eq!(header_end(&out.prv), 25_000_000);
     // Kernels overlapping the window, counted from the uncut trace's own begin/end lines.
@@ -108,9 +108,9 @@ fn window_keeps_overlapping_kernels_and_only_inner_communications() {
 #[test]
 fn min_duration_drops_short_regions_but_keeps_states() {
     let path = data("testcuda_report1.sqlite");
-    let full = convert(&[path.clone()], &Options::default()).unwrap();
+    let full = convert(std::slice::from_ref(&path), &Options::default()).unwrap();
     let opts = Options { min_duration: parse_min_durations("cuda-api=1ms,osrt=50us").unwrap(), ..Options::default() };
-    let out = convert(&[path.clone()], &opts).unwrap();
+    let out = convert(std::slice::from_ref(&path), &opts).unwrap();
     valid(&out);
     let c = count_prv(&out.prv);
     let long_api = sql_count(&path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE end - start >= 1000000");

@@ -152,7 +152,7 @@ fn every_real_export_converts_with_exact_counts() {
 
         // .pcf declares every type and every labelled value used.
         let declared = declared_pcf(&out.pcf);
-        for ((t, v), _) in &c.values {
+        for (t, v) in c.values.keys() {
             let (values, labelled) = declared.get(t).unwrap_or_else(|| panic!("{name}: type {t} not in pcf"));
             if *labelled && *v != 0 {
                 assert!(values.contains(v), "{name}: value {v} of type {t} not in pcf");
@@ -208,9 +208,8 @@ fn declared_pcf(pcf: &str) -> std::collections::BTreeMap<u64, (BTreeSet<u64>, bo
 #[test]
 fn family_selection_keeps_only_chosen_families() {
     let path = data("testcuda_report1.sqlite");
-    let mut opts = Options::default();
-    opts.families = Some(Options::parse_families("kernel").unwrap());
-    let out = convert(&[path.clone()], &opts).unwrap();
+    let opts = Options { families: Some(Options::parse_families("kernel").unwrap()), ..Options::default() };
+    let out = convert(std::slice::from_ref(&path), &opts).unwrap();
     let c = count_prv(&out.prv);
     assert_eq!(c.begins.get(&63_000_006).copied(), Some(4));
     assert!(!c.begins.contains_key(&63_000_000), "no API calls");

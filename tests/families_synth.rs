@@ -20,7 +20,7 @@ fn synth(name: &str) -> PathBuf {
 #[test]
 fn graph_replays_become_graph_executions_linked_to_their_launch() {
     let path = synth("graphs");
-    let out = convert(&[path.clone()], &Options::default()).unwrap();
+    let out = convert(std::slice::from_ref(&path), &Options::default()).unwrap();
     let c = count_prv(&out.prv);
     let replays = sql_count(&path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE");
     assert!(replays > 0);
@@ -34,7 +34,7 @@ fn graph_replays_become_graph_executions_linked_to_their_launch() {
 #[test]
 fn graph_node_kernels_carry_their_node_id() {
     let path = synth("graph_nodes");
-    let out = convert(&[path.clone()], &Options::default()).unwrap();
+    let out = convert(std::slice::from_ref(&path), &Options::default()).unwrap();
     let c = count_prv(&out.prv);
     let nodes = sql_count(&path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphNodeId IS NOT NULL");
     assert!(nodes > 0);
@@ -45,7 +45,7 @@ fn graph_node_kernels_carry_their_node_id() {
 #[test]
 fn gpu_metrics_are_one_event_type_per_metric_on_a_thread_per_gpu() {
     let path = synth("gpu_metrics");
-    let out = convert(&[path.clone()], &Options::default()).unwrap();
+    let out = convert(std::slice::from_ref(&path), &Options::default()).unwrap();
     let c = count_prv(&out.prv);
     let rows = sql_count(&path, "SELECT count(*) FROM GPU_METRICS WHERE timestamp >= 0");
     let metric_events: u64 = c.values.iter().filter(|((t, _), _)| (9400..9500).contains(t)).map(|(_, n)| n).sum();
@@ -65,7 +65,7 @@ fn gpu_metrics_are_one_event_type_per_metric_on_a_thread_per_gpu() {
 #[test]
 fn nccl_collectives_are_typed_from_kernel_names_and_payloads() {
     let path = synth("ddp4");
-    let out = convert(&[path.clone()], &Options::default()).unwrap();
+    let out = convert(std::slice::from_ref(&path), &Options::default()).unwrap();
     let c = count_prv(&out.prv);
     let allreduce = sql_count(
         &path,
