@@ -71,7 +71,7 @@ fn every_truncated_prefix_gives_an_error_or_a_valid_trace() {
     cuts.extend([1, 15, 16, 100, 4095, 4097, bytes.len() - 1]);
     for cut in cuts {
         std::fs::write(&p, &bytes[..cut]).unwrap();
-        match convert(&[p.clone()], &Options::default()) {
+        match convert(std::slice::from_ref(&p), &Options::default()) {
             Ok(out) => {
                 // Whatever survived must still be a consistent trace.
                 let c = common::count_prv(&out.prv);
@@ -110,7 +110,7 @@ fn absurd_values_are_repaired_with_a_warning_or_refused() {
     )
     .unwrap();
     drop(c);
-    let out = convert(&[p.clone()], &Options::default()).unwrap();
+    let out = convert(std::slice::from_ref(&p), &Options::default()).unwrap();
     assert!(common::count_prv(&out.prv).sorted);
     let w = out.summary.warnings.join("\n");
     assert!(w.contains("CUPTI_ACTIVITY_KIND_KERNEL: rows whose end is before their start"), "{w}");
