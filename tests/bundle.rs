@@ -2,6 +2,8 @@
 //! files are exactly what `prvsight convert` and `prvsight metrics --json` give for the same
 //! inputs.
 
+#![cfg(not(target_family = "wasm"))]
+
 #[path = "support/zipread.rs"]
 mod zipread;
 

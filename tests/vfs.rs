@@ -2,6 +2,8 @@
 //! `std::fs::File`: every export must give exactly what a normal SQLite open gives, with small
 //! and default block caches, and bad files must give the same clear errors.
 
+#![cfg(not(target_family = "wasm"))]
+
 use std::path::{Path, PathBuf};
 
 use prvsight::nsys::Export;

@@ -143,9 +143,6 @@ fn a_truncated_blob_fails_with_the_file_named() {
         );
         pipeline::run(&[e], &Options::default(), &mut [&mut w], &mut |_| true).map(|_| ())
     });
-    let msg = r
-        .err()
-        .expect("a third of a file cannot convert")
-        .to_string();
+    let msg = r.expect_err("a third of a file cannot convert").to_string();
     assert!(msg.starts_with("cut.sqlite: "), "{msg}");
 }
