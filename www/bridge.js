@@ -160,7 +160,14 @@ export class Converter {
       p.resolve(msg.value);
     } else if (msg.type === 'error') {
       this._pending.delete(msg.id);
+      // After a crash (a bug, or memory exhausted) the wasm instance is not to be trusted: the
+      // next request gets a fresh worker.
       p.reject(new CoreError(msg.error));
+      if (msg.error.kind === 'internal' || /out of memory/.test(msg.error.message)) {
+        this._worker.terminate();
+        this._worker = null;
+        this._failAll(msg.error);
+      }
     } else if (p.onMessage) {
       p.onMessage(msg);
     }

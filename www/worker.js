@@ -20,7 +20,21 @@ let ready = null;
 
 function asError(e) {
   if (e && typeof e === 'object' && 'kind' in e && 'message' in e) return e;
-  const message = e instanceof Error ? `${e.message}` : String(e);
+  let message = e instanceof Error ? `${e.message}` : String(e);
+  // A Rust panic traps as "unreachable"; the core kept its message.
+  try {
+    const panic = typeof wasm_bindgen.last_panic === 'function' && wasm_bindgen.last_panic();
+    if (panic) message = panic;
+  } catch {
+    // The module is unusable after the trap; keep the JS message.
+  }
+  if (e instanceof RangeError || /out of memory|Out of memory/.test(message)) {
+    return {
+      kind: 'write',
+      message: `the browser ran out of memory: ${message}`,
+      hint: 'Close other tabs, convert fewer files or families at once, or use the prvsight command line for this run.',
+    };
+  }
   return {
     kind: 'internal',
     message: `the converter stopped: ${message}`,

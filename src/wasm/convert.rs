@@ -134,10 +134,17 @@ pub fn convert(
             .collect::<Result<_>>()?;
         opts.families = Some(fams);
     }
-    let nonempty = |o: &Option<String>| o.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+    let nonempty = |o: &Option<String>| {
+        o.as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
     match (nonempty(&o.keep_nvtx_range), nonempty(&o.keep_window)) {
         (Some(_), Some(_)) => {
-            return Err(Error::Usage("keep either an NVTX range or a time window, not both".into()))
+            return Err(Error::Usage(
+                "keep either an NVTX range or a time window, not both".into(),
+            ))
         }
         (Some(r), None) => opts.chop = Some(Chop::parse_nvtx(&r).map_err(Error::Usage)?),
         (None, Some(w)) => opts.chop = Some(Chop::parse_window(&w).map_err(Error::Usage)?),

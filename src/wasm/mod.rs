@@ -17,10 +17,24 @@ use wasm_bindgen::prelude::*;
 
 use errors::{to_js, to_value};
 
-/// A panic shows as a readable message in the console instead of "unreachable".
+thread_local! {
+    static LAST_PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A panic shows as a readable message in the console instead of "unreachable", and is kept
+/// for [`last_panic`] so the page can show it too.
 #[wasm_bindgen(start)]
 pub fn start() {
-    console_error_panic_hook::set_once();
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        LAST_PANIC.with(|p| *p.borrow_mut() = Some(info.to_string()));
+    }));
+}
+
+/// The message of the last panic (a bug), if any: the worker adds it to the error it reports.
+#[wasm_bindgen]
+pub fn last_panic() -> Option<String> {
+    LAST_PANIC.with(|p| p.borrow_mut().take())
 }
 
 /// prvsight's version.

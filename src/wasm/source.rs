@@ -80,11 +80,11 @@ impl ReadAt for ArraySource {
     }
 
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        let a = offset as u32;
-        let b = a + buf.len() as u32;
-        if b > self.0.length() || offset > u32::MAX as u64 {
+        let end = offset + buf.len() as u64;
+        if end > self.0.length() as u64 {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
+        let (a, b) = (offset as u32, end as u32);
         self.0.subarray(a, b).copy_to(buf);
         Ok(())
     }
