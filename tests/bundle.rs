@@ -4,12 +4,13 @@
 
 #![cfg(not(target_family = "wasm"))]
 
+mod common;
 #[path = "support/zipread.rs"]
 mod zipread;
 
 use std::io::{Read, Write};
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use prvsight::bundle::zip::ZipSink;
 use prvsight::bundle::{cfgs, write_bundle, BundleOptions};
@@ -55,17 +56,10 @@ impl ZipSink for Recording {
     }
 }
 
+/// The converter's three files for `paths`, as `prvsight convert` writes them.
 fn direct(paths: &[PathBuf]) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
-    let exports: Vec<Export> = paths
-        .iter()
-        .map(|p| Export::open_path(p).unwrap())
-        .collect();
-    let (mut prv, mut pcf, mut row) = (Vec::new(), Vec::new(), Vec::new());
-    {
-        let mut w = ParaverWriter::new(Box::new(&mut prv), Box::new(&mut pcf), Box::new(&mut row));
-        pipeline::run(&exports, &Options::default(), &mut [&mut w], &mut |_| true).unwrap();
-    }
-    (prv, pcf, row)
+    let c = common::convert(paths, &Options::default()).unwrap();
+    (c.prv.into_bytes(), c.pcf.into_bytes(), c.row.into_bytes())
 }
 
 /// The .prv.gz as the CLI makes it.
@@ -234,14 +228,10 @@ fn standard_unzip_accepts_it() {
 
 #[test]
 fn several_ranks_are_named_in_the_readme() {
-    let dir = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/traces/generated/mpi4"
-    ));
-    if !dir.is_dir() {
-        eprintln!("SKIP: {} is not present", dir.display());
+    let Some(traces) = common::shared_traces() else {
         return;
-    }
+    };
+    let dir = traces.join("generated/mpi4");
     let paths: Vec<PathBuf> = (0..4)
         .map(|r| dir.join(format!("rank{r}.sqlite")))
         .collect();

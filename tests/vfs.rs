@@ -4,6 +4,8 @@
 
 #![cfg(not(target_family = "wasm"))]
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use prvsight::nsys::Export;
@@ -22,12 +24,10 @@ fn sample() -> PathBuf {
 /// Every real export we can reach: the shipped sample, then ../shared/traces when present.
 fn exports() -> Vec<PathBuf> {
     let mut v = vec![sample()];
-    let shared = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces"));
-    if !shared.is_dir() {
-        eprintln!("SKIP: ../shared/traces is not present; only the shipped sample is checked");
+    let Some(shared) = common::shared_traces() else {
         return v;
-    }
-    let mut dirs = vec![shared.to_path_buf()];
+    };
+    let mut dirs = vec![shared];
     while let Some(d) = dirs.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
@@ -107,14 +107,10 @@ fn every_export_converts_to_the_same_bytes_as_a_normal_open() {
 
 #[test]
 fn multi_rank_inputs_merge_the_same_way() {
-    let dir = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/traces/generated/mpi4"
-    ));
-    if !dir.is_dir() {
-        eprintln!("SKIP: {} is not present", dir.display());
+    let Some(traces) = common::shared_traces() else {
         return;
-    }
+    };
+    let dir = traces.join("generated/mpi4");
     let paths: Vec<PathBuf> = (0..4)
         .map(|r| dir.join(format!("rank{r}.sqlite")))
         .collect();

@@ -8,7 +8,6 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::metrics::nvtx::base_name;
-use crate::nsys::nvtx::NVTX_RANGE_TYPES;
 use crate::nsys::Export;
 use crate::options::{Family, Options};
 use crate::pipeline;
@@ -182,44 +181,26 @@ fn has_rows(ex: &Export, table: &str) -> bool {
             .unwrap_or(false)
 }
 
-/// NVTX range names with their counts, most frequent first. The name is the inline `text`, else
-/// the string behind `textId` (nsys writes one or the other), grouped as the metrics group them
+/// NVTX range names with their counts, most frequent first, grouped as the metrics group them
 /// (PyTorch's per-call `, op_id = …` fields removed), so each offered name is one the metrics
 /// window accepts.
 fn nvtx_names(ex: &Export) -> Result<Vec<NvtxName>> {
-    let s = &ex.schema;
-    if !s.has_columns("NVTX_EVENTS", &["eventType", "text"]) {
-        return Ok(Vec::new());
-    }
-    let name = if s.has_column("NVTX_EVENTS", "textId") && s.has_table(&s.strings_table) {
-        format!(
-            "COALESCE(e.text, (SELECT value FROM \"{}\" WHERE id = e.textId))",
-            s.strings_table
-        )
-    } else {
-        "e.text".to_owned()
-    };
-    let types: Vec<String> = NVTX_RANGE_TYPES.iter().map(|t| t.to_string()).collect();
-    let sql = format!(
-        "SELECT {name} AS n, count(*) FROM NVTX_EVENTS e WHERE e.eventType IN ({}) \
-         GROUP BY n HAVING n IS NOT NULL",
-        types.join(",")
-    );
-    let read = |e| Error::read(&ex.label, "the NVTX range names", e);
-    let mut st = ex.conn.prepare(&sql).map_err(read)?;
-    let mut rows = st.query([]).map_err(read)?;
-    let mut counts: HashMap<String, (u64, bool)> = HashMap::new();
-    while let Some(r) = rows.next().map_err(read)? {
-        let n: String = r.get(0).map_err(read)?;
-        let c: i64 = r.get(1).map_err(read)?;
-        let base = base_name(&n);
-        let e = counts.entry(base.to_owned()).or_insert((0, false));
-        e.0 += c as u64;
-        e.1 |= base.len() == n.len();
+    // Every distinct text: grouping needs them all, not only the most frequent.
+    let all = crate::nsys::nvtx::range_names(ex, i64::MAX as usize)?;
+    let mut counts: HashMap<&str, (u64, bool)> = HashMap::new();
+    for (text, n) in &all {
+        let base = base_name(text);
+        let e = counts.entry(base).or_insert((0, false));
+        e.0 += n;
+        e.1 |= base.len() == text.len();
     }
     let mut v: Vec<NvtxName> = counts
         .into_iter()
-        .map(|(name, (count, exact))| NvtxName { name, count, exact })
+        .map(|(name, (count, exact))| NvtxName {
+            name: name.to_owned(),
+            count,
+            exact,
+        })
         .collect();
     v.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.name.cmp(&b.name)));
     v.truncate(MAX_NVTX_NAMES);
