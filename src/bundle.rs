@@ -100,7 +100,7 @@ pub fn stem_for(labels: &[&str]) -> String {
         .or_else(|| base.strip_suffix(".sqlite3"))
         .or_else(|| base.strip_suffix(".db"))
         .unwrap_or(base);
-    let mut stem: String = base
+    let safe: String = base
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
@@ -110,11 +110,9 @@ pub fn stem_for(labels: &[&str]) -> String {
             }
         })
         .collect();
-    let stem_trimmed = stem.trim_matches('.').to_owned();
-    stem = if stem_trimmed.is_empty() {
-        "trace".into()
-    } else {
-        stem_trimmed
+    let mut stem = match safe.trim_matches('.') {
+        "" => "trace".to_owned(),
+        s => s.to_owned(),
     };
     if labels.len() > 1 {
         stem.push_str(&format!("+{}", labels.len() - 1));
