@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Conversion benchmark: prvsight (native release) against the physical floor (SQLite alone) and
+# against nsys2prv 0.5.8, on inflated copies of a real export. See docs/PERFORMANCE.md.
+#
+#   scripts/bench/run.sh [SIZE_MB ...]          # default: 10 100 1024
+#
+# Environment:
+#   BENCH_DIR    work folder for inputs, outputs and results (default /tmp/prvsight-bench)
+#   SOURCE       export to inflate (default ../shared/traces/nsightful_power_iteration.sqlite)
+#   N2P_SIZES    sizes (MB) on which nsys2prv also runs (default "10 100"; it loads every table
+#                into pandas, so 1 GB takes very long: add 1024 explicitly to try it)
+#   N2P_TIMEOUT  seconds before nsys2prv is stopped (default 3600)
+# Results: a Markdown table on stdout and in $BENCH_DIR/results.md; raw logs beside it.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+BENCH=${BENCH_DIR:-/tmp/prvsight-bench}
+SOURCE=${SOURCE:-$ROOT/../shared/traces/nsightful_power_iteration.sqlite}
+SIZES=${*:-10 100 1024}
+N2P_SIZES=${N2P_SIZES:-10 100}
+N2P_TIMEOUT=${N2P_TIMEOUT:-3600}
+mkdir -p "$BENCH/in" "$BENCH/out" "$BENCH/logs"
+
+# --- tools -------------------------------------------------------------------------------------
+need_apt() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }
+[ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time >/dev/null; }
+need_apt sqlite3 sqlite3
+if [ ! -x "$BENCH/venv/bin/nsys2prv" ]; then
+  python3 -m venv "$BENCH/venv"
+  "$BENCH/venv/bin/pip" install -q nsys2prv==0.5.8
+fi
+cargo build --release --quiet --bin prvsight --bin prvsight-inflate
+PRVSIGHT=$ROOT/target/release/prvsight
+INFLATE=$ROOT/target/release/prvsight-inflate
+SHIM=$ROOT/scripts/bench/shim
+
+# The tables prvsight converts (Family::tables in src/options.rs).
+TABLES="CUPTI_ACTIVITY_KIND_KERNEL CUPTI_ACTIVITY_KIND_MEMCPY CUPTI_ACTIVITY_KIND_MEMSET CUPTI_ACTIVITY_KIND_RUNTIME NVTX_EVENTS MPI_P2P_EVENTS MPI_COLLECTIVES_EVENTS MPI_START_WAIT_EVENTS MPI_OTHER_EVENTS OSRT_API GPU_METRICS SCHED_EVENTS"
+present() { # FILE -> tables of $TABLES with rows
+  for t in $TABLES; do
+    n=$(sqlite3 "$1" "SELECT count(*) FROM $t" 2>/dev/null || echo 0)
+    [ "${n:-0}" -gt 0 ] && echo "$t"
+  done
+  return 0
+}
+# secs and peak RSS (KiB) of a command: "S KB"; its output goes to $LOG.
+timed() { /usr/bin/time -f "%e %M" -o "$BENCH/logs/time.tmp" "$@" >"$LOG" 2>&1; cat "$BENCH/logs/time.tmp"; }
+
+{
+  echo "## Run of $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo
+  # A tree exported with `git archive` (to benchmark a commit while others edit) names it in .bench-commit.
+  if git rev-parse --short HEAD >/dev/null 2>&1; then
+    echo "- commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src Cargo.toml 2>/dev/null || echo ' + uncommitted changes in src/')"
+  else
+    echo "- commit: $(cat .bench-commit 2>/dev/null || echo unknown) (exported tree)"
+  fi
+  echo "- machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(free -g | awk '/Mem:/{print $2}') GiB RAM, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "- $(rustc --version); SQLite CLI $(sqlite3 --version | cut -d' ' -f1); nsys2prv $("$BENCH/venv/bin/pip" show nsys2prv | awk '/^Version/{print $2}')"
+  echo "- source export: $(basename "$SOURCE"); inputs inflated with prvsight-inflate --target-mb; warm page cache (each input read once before timing)"
+  echo
+  echo "| input | rows read | records out | prvsight s | records/s | MB/s read | peak RSS MB | SQLite scan s | SQLite sorted scan s | nsys2prv s | nsys2prv peak RSS MB | of which shim s | nsys2prv / prvsight |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+} > "$BENCH/results.md.new"
+
+for MB in $SIZES; do
+  IN=$BENCH/in/inflated_${MB}mb.sqlite
+  [ -f "$IN" ] || "$INFLATE" "$SOURCE" -o "$IN" --target-mb "$MB" 2>"$BENCH/logs/inflate_${MB}.log"
+  cat "$IN" >/dev/null
+  BYTES=$(stat -c %s "$IN")
+  TABS=$(present "$IN")
+  ROWS=0
+  for t in $TABS; do ROWS=$((ROWS + $(sqlite3 "$IN" "SELECT count(*) FROM $t"))); done
+
+  # Physical floor: SQLite alone reading the same rows, without and with the sort by start that
+  # the converter's cursors need (exports have no index).
+  SCAN=""; SORT=""
+  for t in $TABS; do
+    SCAN+="SELECT count(*), total(start) FROM $t;"
+    SORT+="SELECT count(*), total(s) FROM (SELECT start AS s FROM $t ORDER BY start LIMIT -1);"
+  done
+  LOG=$BENCH/logs/scan_${MB}.log; read -r SCAN_S _ <<<"$(timed sqlite3 -bail "$IN" "PRAGMA temp_store=FILE; $SCAN")"
+  LOG=$BENCH/logs/sort_${MB}.log; read -r SORT_S _ <<<"$(timed sqlite3 -bail "$IN" "PRAGMA temp_store=FILE; $SORT")"
+
+  LOG=$BENCH/logs/prvsight_${MB}.log
+  read -r P_S P_KB <<<"$(timed "$PRVSIGHT" convert "$IN" -o "$BENCH/out/prvsight_${MB}mb.prv")"
+  RECORDS=$(sed -n 's/.*(\([0-9]*\) records,.*/\1/p' "$LOG")
+  rm -f "$BENCH/out/prvsight_${MB}mb".{prv,pcf,row}
+
+  N_S="-"; N_MB="-"; SHIM_S="-"; RATIO="-"
+  if [[ " $N2P_SIZES " == *" $MB "* ]]; then
+    D=$BENCH/n2p_${MB}; rm -rf "$D"; mkdir -p "$D"
+    ln -s "$IN" "$D/inflated_${MB}mb.sqlite"
+    # The shim alone (what `nsys stats` costs inside the nsys2prv time).
+    LOG=$BENCH/logs/shim_${MB}.log
+    read -r SHIM_S _ <<<"$(cd "$D" && timed "$SHIM/nsys" stats -r cuda_api_trace --timeunit nsec -f csv -o "$D/shimonly" "$D/inflated_${MB}mb.sqlite")"
+    LOG=$BENCH/logs/nsys2prv_${MB}.log
+    set +e
+    R=$(cd "$D" && PATH=$SHIM:$PATH timed timeout "$N2P_TIMEOUT" "$BENCH/venv/bin/nsys2prv" -t cuda_api_trace,nvtx_pushpop_trace "inflated_${MB}mb.sqlite" out)
+    RC=$?
+    set -e
+    read -r N_S N_KB <<<"$R"
+    if [ $RC -eq 0 ] && grep -q "correctly translated" "$LOG"; then
+      N_MB=$((N_KB / 1024)); RATIO=$(awk -v a="$N_S" -v b="$P_S" 'BEGIN{printf "%.0f×", a/b}')
+    else
+      N_S="failed (rc $RC after $N_S s)"; N_MB=$((N_KB / 1024))
+    fi
+    rm -f "$D"/out.* "$D"/*.csv
+  fi
+  awk -v mb="$MB" -v bytes="$BYTES" -v rows="$ROWS" -v rec="$RECORDS" -v ps="$P_S" -v pkb="$P_KB" \
+      -v scan="$SCAN_S" -v sort="$SORT_S" -v ns="$N_S" -v nmb="$N_MB" -v shim="$SHIM_S" -v ratio="$RATIO" \
+    'BEGIN{printf "| %d MB (%.0f MiB) | %d | %d | %.2f | %.2f M | %.1f | %d | %.2f | %.2f | %s | %s | %s | %s |\n",
+           mb, bytes/1048576, rows, rec, ps, rec/ps/1e6, bytes/1048576/ps, pkb/1024, scan, sort, ns, nmb, shim, ratio}' \
+    >> "$BENCH/results.md.new"
+  tail -1 "$BENCH/results.md.new"
+done
+echo >> "$BENCH/results.md.new"
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$BENCH/results.md.new"
+cat "$BENCH/results.md.new" >> "$BENCH/results.md"
+rm "$BENCH/results.md.new"
+echo; echo "results appended to $BENCH/results.md"
