@@ -471,11 +471,10 @@ pub fn run(
             queries.push(sched::query(src));
         }
     }
-    progress(&Progress {
-        phase: "sorting",
-        records_done: 0,
-        records_estimate: estimate,
-    });
+    let sorting = Progress { phase: "sorting", records_done: 0, records_estimate: estimate };
+    if !progress(&sorting) {
+        return Err(Error::Cancelled);
+    }
     let mut statements = Vec::with_capacity(queries.len());
     for q in &queries {
         let ex = &exports[q.source];
@@ -504,7 +503,11 @@ pub fn run(
     }
     let mut heap = BinaryHeap::new();
     for (i, c) in cursors.iter_mut().enumerate() {
+        // The first row of a cursor waits for SQLite's sort of its table: a cancel point each.
         c.advance(&mut cxs, &mut names)?;
+        if !progress(&sorting) {
+            return Err(Error::Cancelled);
+        }
         if let Some(r) = &c.head {
             heap.push(Reverse((r.time(), r.family_rank(), i)));
         }
@@ -519,7 +522,7 @@ pub fn run(
         }
         *counts.entry(record_family_name(&rec)).or_insert(0) += 1;
         done += 1;
-        if done % 65_536 == 0
+        if done % 16_384 == 0
             && !progress(&Progress {
                 phase: "converting",
                 records_done: done,
