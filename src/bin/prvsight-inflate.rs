@@ -168,7 +168,10 @@ mod inflate {
             ));
         }
         let (first, last) = time_range(&c, &tables)?;
-        let period = last - first + GAP_NS;
+        let period = last
+            .checked_sub(first)
+            .and_then(|s| s.checked_add(GAP_NS))
+            .ok_or("the activity spans more than 2^63 ns")?;
         let strides = strides(&c, &tables)?;
         let rows_before = total_rows(&c, &tables)?;
 
@@ -207,6 +210,13 @@ mod inflate {
 
     /// The exact copy: SQLite rewrites every page of the source into the new file.
     fn copy_exactly(a: &Args) -> Res<()> {
+        let same = |p: &PathBuf| std::fs::canonicalize(p).ok();
+        if a.output.exists() && same(&a.output) == same(&a.input) {
+            return Err(format!(
+                "{}: the output would overwrite the input",
+                a.output.display()
+            ));
+        }
         if a.output.exists() {
             std::fs::remove_file(&a.output).map_err(|e| format!("{}: {e}", a.output.display()))?;
         }
