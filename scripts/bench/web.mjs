@@ -1,0 +1,45 @@
+// Browser throughput: the page (dist/, built by scripts/build-web.sh) converts an export in its
+// worker, timed from the Convert click to the results; compared with the native CLI doing the same
+// job (`prvsight bundle`: .prv.gz, .pcf, .row, cfgs and metrics.json in a zip, as the page does).
+//
+//   node scripts/bench/web.mjs INPUT.sqlite [INPUT.sqlite ...]
+//
+// Uses the e2e helpers (headless Debian Chromium through playwright-core in e2e/node_modules).
+import { execFileSync } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { CLI, DIST, launch, requireBuilt, serve, tmp } from '../../e2e/helpers.mjs';
+
+requireBuilt();
+const inputs = process.argv.slice(2);
+// Native first, before the browser starts, so that the two never share the CPU.
+const native = inputs.map((input) => {
+  const out = join(tmp('bench'), 'native.zip');
+  const t0 = performance.now();
+  execFileSync(CLI, ['bundle', '-q', input, '-o', out], { stdio: 'ignore' });
+  return (performance.now() - t0) / 1000;
+});
+const server = await serve(DIST);
+const browser = await launch();
+try {
+  console.log('| input | native bundle s | page (wasm, worker) s | wasm / native |');
+  console.log('|---|---|---|---|');
+  for (const [i, input] of inputs.entries()) {
+    const mb = statSync(input).size / 1048576;
+    const page = await browser.newPage();
+    await page.goto(`${server.origin}/`);
+    await page.setInputFiles('#file', input);
+    await page.waitForSelector('#inspect:not([hidden])', { timeout: 600000 });
+    const t1 = performance.now();
+    await page.click('#convert');
+    await page.waitForSelector('#results:not([hidden]), #error:not([hidden])', { timeout: 3600000 });
+    const wasm = (performance.now() - t1) / 1000;
+    const failed = await page.isVisible('#error');
+    const note = failed ? ` (page error: ${(await page.textContent('#error')).trim().slice(0, 200)})` : '';
+    await page.close();
+    console.log(`| ${mb.toFixed(0)} MiB | ${native[i].toFixed(2)} | ${wasm.toFixed(2)}${note} | ${(wasm / native[i]).toFixed(2)} |`);
+  }
+} finally {
+  await browser.close();
+  server.close();
+}
