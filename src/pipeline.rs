@@ -178,7 +178,7 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
                 name: pname.clone(),
                 rank: d.ranks.get(&pkey).copied(),
             });
-            for (&gt, info) in d.host_threads.range(pkey..pkey + 0x100_0000) {
+            for (&gt, info) in d.host_threads.range(pkey..=(pkey | 0xFF_FFFF)) {
                 tmap.insert(gt, ThreadId(objects.threads.len() as u32));
                 let tid = crate::nsys::ids::tid_of(gt);
                 let first_busy = info.first_busy.map(|t| to_trace(t, src));

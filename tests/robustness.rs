@@ -383,40 +383,10 @@ const TIMED: &[&str] = &[
     "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
 ];
 
-/// Cases that still fail because of bugs in files this test does not own; each with the fix it
-/// needs. They are left out of `absurd_values_give_an_error_or_a_valid_trace` (so the suite stays
-/// green) and run by `known_core_bugs_are_fixed` (ignored until they are fixed: run it with
-/// `cargo test --test robustness -- --ignored`, and remove an entry once it passes).
-const KNOWN_CORE_BUGS: &[(&str, &str)] = &[
-    (
-        "absurd-CUPTI_ACTIVITY_KIND_KERNEL-start-min.sqlite",
-        "src/pipeline.rs:95 `last - origin` overflows (panic in debug, wraps to end_time 0 in release) when a start is i64::MIN; use checked_sub and refuse the span like the 2^53 check",
-    ),
-    ("absurd-CUPTI_ACTIVITY_KIND_MEMCPY-start-min.sqlite", "same as the kernel case (src/pipeline.rs:95)"),
-    ("absurd-CUPTI_ACTIVITY_KIND_RUNTIME-start-min.sqlite", "same as the kernel case (src/pipeline.rs:95)"),
-    ("absurd-OSRT_API-start-min.sqlite", "same as the kernel case (src/pipeline.rs:95)"),
-    (
-        "absurd-runtime-globalTid-max.sqlite",
-        "src/pipeline.rs:178 `pkey..pkey + 0x100_0000` overflows for a process key near i64::MAX; use `pkey..=pkey | 0xFF_FFFF`",
-    ),
-    (
-        "absurd-memcpy-bytes-max.sqlite",
-        "a memcpy of i64::MAX bytes is written as event value 9223372036854775807 (type 63000002), beyond Paraver's exact 2^53: clamp event values at 2^53 with a warning (src/paraver/prv.rs or the memcpy reader)",
-    ),
-];
-
 #[test]
 fn absurd_values_give_an_error_or_a_valid_trace() {
-    let (known, cases): (Vec<_>, Vec<_>) = absurd_cases()
-        .into_iter()
-        .partition(|(l, _)| KNOWN_CORE_BUGS.iter().any(|(k, _)| k == l));
-    assert_eq!(
-        known.len(),
-        KNOWN_CORE_BUGS.len(),
-        "every known bug names an existing case"
-    );
-    let out = judge_all("absurd values", cases);
-    assert_eq!(out.len(), 98);
+    let out = judge_all("absurd values", absurd_cases());
+    assert_eq!(out.len(), 104);
 
     // A time near 2^63 in a converted table stretches the trace beyond what Paraver's doubles
     // hold: refused by name. (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION is not converted.)
@@ -429,15 +399,6 @@ fn absurd_values_give_an_error_or_a_valid_trace() {
             }
         }
     }
-}
-
-#[test]
-#[ignore = "known bugs in src/pipeline.rs and the memcpy value path: see KNOWN_CORE_BUGS"]
-fn known_core_bugs_are_fixed() {
-    let known = absurd_cases()
-        .into_iter()
-        .filter(|(l, _)| KNOWN_CORE_BUGS.iter().any(|(k, _)| k == l));
-    judge_all("known core bugs", known);
 }
 
 fn absurd_cases() -> Vec<(String, Vec<u8>)> {

@@ -22,6 +22,10 @@ use crate::options::Family;
 use crate::error::{Error, Result};
 use crate::model::*;
 
+/// Paraver reads event values into doubles: above 2^53 they are no longer exact, and the checker
+/// (like `ptd comprovar`) refuses them. Absurd values (a memcpy of 2^63 bytes) are capped here.
+const MAX_EVENT_VALUE: u64 = 1 << 53;
+
 /// Where an event type's value labels come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ValueLabels {
@@ -208,7 +212,7 @@ impl<'w> ParaverWriter<'w> {
             s.push(':');
             s.push_str(b.format(*t));
             s.push(':');
-            s.push_str(b.format(*v));
+            s.push_str(b.format((*v).min(MAX_EVENT_VALUE)));
         }
         s
     }
@@ -553,7 +557,7 @@ impl<'w> ParaverWriter<'w> {
             s.push(':');
         }
         s.push_str("0:1:");
-        for v in [u64::from(rt), u64::from(rth), l.recv, l.recv, l.bytes, tag] {
+        for v in [u64::from(rt), u64::from(rth), l.recv, l.recv, l.bytes.min(MAX_EVENT_VALUE), tag] {
             s.push_str(b.format(v));
             s.push(':');
         }
@@ -612,7 +616,7 @@ impl ParaverWriter<'_> {
             s.push(':');
         }
         s.push_str("0:1:");
-        for v in [u64::from(rt), u64::from(rth), m.recv_posted, m.recv, m.bytes, m.tag] {
+        for v in [u64::from(rt), u64::from(rth), m.recv_posted, m.recv, m.bytes.min(MAX_EVENT_VALUE), m.tag.min(MAX_EVENT_VALUE)] {
             s.push_str(b.format(v));
             s.push(':');
         }
