@@ -8,11 +8,13 @@ use std::path::PathBuf;
 use common::{convert, count_prv, sql_count};
 use prvsight::Options;
 
+/// Writes scenario `name` to a file of its own (tests run in parallel, some on the same scenario).
 fn synth(name: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let sc = prvsight::synth::build(name, 1).unwrap_or_else(|e| panic!("{name}: {e}"));
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("families-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.sqlite"));
+    let path = dir.join(format!("{name}-{}.sqlite", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
     sc.export.write_path(&path).unwrap();
     path
 }
