@@ -23,6 +23,16 @@ pub struct HostThreadInfo {
     pub first_busy: Option<i64>,
 }
 
+impl HostThreadInfo {
+    /// Notes a state-setting call starting at `start` (keeps the earliest).
+    fn busy_from(&mut self, start: Option<i64>) {
+        self.first_busy = match (self.first_busy, start) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Discovery {
     pub hostname: String,
@@ -188,11 +198,7 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
             ))
         })? {
             d.record_estimate += n as u64;
-            let info = d.host_threads.entry(gt).or_default();
-            info.first_busy = match (info.first_busy, lo) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            d.host_threads.entry(gt).or_default().busy_from(lo);
             d.widen(lo, hi);
         }
     }
@@ -334,11 +340,7 @@ fn find_nvtx_mpi(ex: &Export, opts: &Options, d: &mut Discovery) -> Result<()> {
          AND start IS NOT NULL AND globalTid IS NOT NULL GROUP BY 1"
     );
     for (gt, lo, n) in rows(ex, "NVTX MPI ranges", &sql, [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, i64>(2)?)))? {
-        let info = d.host_threads.entry(gt).or_default();
-        info.first_busy = match (info.first_busy, lo) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        d.host_threads.entry(gt).or_default().busy_from(lo);
         d.record_estimate += n as u64;
     }
     d.nvtx_mpi_domains = ids;
