@@ -1,6 +1,6 @@
 //! One opened export: a read-only SQLite connection, a label for messages, and its schema.
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 
 use super::Schema;
 use crate::error::{Error, Result};
@@ -33,7 +33,7 @@ impl Export {
         check_magic(&label, &head[..n], len)?;
         let conn = Connection::open_with_flags(
             path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| Error::NotSqlite {
             file: label.clone(),
