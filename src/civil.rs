@@ -25,7 +25,14 @@ pub fn from_unix_ns(utc_ns: i64) -> Civil {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    Civil { year, month, day, hour: rem / 3600, minute: rem % 3600 / 60, second: rem % 60 }
+    Civil {
+        year,
+        month,
+        day,
+        hour: rem / 3600,
+        minute: rem % 3600 / 60,
+        second: rem % 60,
+    }
 }
 
 #[cfg(test)]
@@ -34,7 +41,10 @@ mod tests {
     fn known_dates() {
         // 2026-01-25T02:26:42Z (testcuda_report1's session start)
         let c = super::from_unix_ns(1_769_308_002_162_486_533);
-        assert_eq!((c.year, c.month, c.day, c.hour, c.minute, c.second), (2026, 1, 25, 2, 26, 42));
+        assert_eq!(
+            (c.year, c.month, c.day, c.hour, c.minute, c.second),
+            (2026, 1, 25, 2, 26, 42)
+        );
         let e = super::from_unix_ns(0);
         assert_eq!((e.year, e.month, e.day), (1970, 1, 1));
         let leap = super::from_unix_ns(951_782_400_000_000_000); // 2000-02-29

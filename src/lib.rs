@@ -3,6 +3,7 @@
 //! Flow, one direction: [`nsys`] reads exports → [`model`] is the time-ordered record stream →
 //! sinks ([`paraver`], metrics) → faces (the `prvsight` CLI, the wasm bindings).
 
+pub mod bundle;
 pub mod civil;
 pub mod error;
 pub mod metrics;
@@ -13,7 +14,6 @@ pub mod paraver;
 pub mod pipeline;
 #[cfg(not(target_family = "wasm"))]
 pub mod synth;
-pub mod bundle;
 pub mod vfs;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 pub mod wasm;

@@ -35,8 +35,19 @@ pub enum Family {
 }
 
 impl Family {
-    pub const ALL: [Family; 11] =
-        [Family::Kernel, Family::Memcpy, Family::Memset, Family::CudaApi, Family::Nvtx, Family::Mpi, Family::Osrt, Family::GpuMetrics, Family::Sched, Family::Graphs, Family::OpenAcc];
+    pub const ALL: [Family; 11] = [
+        Family::Kernel,
+        Family::Memcpy,
+        Family::Memset,
+        Family::CudaApi,
+        Family::Nvtx,
+        Family::Mpi,
+        Family::Osrt,
+        Family::GpuMetrics,
+        Family::Sched,
+        Family::Graphs,
+        Family::OpenAcc,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -57,12 +68,21 @@ impl Family {
     /// The export tables the family is read from (the first is the main one).
     pub fn tables(self) -> &'static [&'static str] {
         match self {
-            Family::Mpi => &["MPI_P2P_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_OTHER_EVENTS"],
+            Family::Mpi => &[
+                "MPI_P2P_EVENTS",
+                "MPI_COLLECTIVES_EVENTS",
+                "MPI_START_WAIT_EVENTS",
+                "MPI_OTHER_EVENTS",
+            ],
             Family::Osrt => &["OSRT_API"],
             Family::GpuMetrics => &["GPU_METRICS"],
             Family::Sched => &["SCHED_EVENTS"],
             Family::Graphs => &["CUPTI_ACTIVITY_KIND_GRAPH_TRACE"],
-            Family::OpenAcc => &["CUPTI_ACTIVITY_KIND_OPENACC_DATA", "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH", "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"],
+            Family::OpenAcc => &[
+                "CUPTI_ACTIVITY_KIND_OPENACC_DATA",
+                "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH",
+                "CUPTI_ACTIVITY_KIND_OPENACC_OTHER",
+            ],
             _ => std::slice::from_ref(match self {
                 Family::Kernel => &"CUPTI_ACTIVITY_KIND_KERNEL",
                 Family::Memcpy => &"CUPTI_ACTIVITY_KIND_MEMCPY",
@@ -77,7 +97,6 @@ impl Family {
     pub fn table(self) -> &'static str {
         self.tables()[0]
     }
-
 }
 
 impl fmt::Display for Family {
@@ -129,6 +148,20 @@ pub struct Options {
     /// metrics still count them): a coarse overview of a huge run.
     #[serde(default)]
     pub min_duration: BTreeMap<Family, u64>,
+    /// How time order is obtained (the output is the same either way; see nsys/partitioned.rs).
+    #[serde(default)]
+    pub read_order: ReadOrder,
+}
+
+/// How the readers put rows in time order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadOrder {
+    /// Per-resource sorted runs merged in Rust where a table allows it, else SQL.
+    #[default]
+    Auto,
+    /// SQL `ORDER BY` and window functions only (the reference the fast path is tested against).
+    Sql,
 }
 
 /// Which part of the timeline a trace keeps.
@@ -146,21 +179,33 @@ impl Chop {
     /// `NAME` or `NAME:N`.
     pub fn parse_nvtx(s: &str) -> Result<Chop, String> {
         match s.rsplit_once(':') {
-            Some((name, n)) if !name.is_empty() && n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() => {
-                let n: u32 = n.parse().map_err(|_| format!("bad instance number in '{s}'"))?;
+            Some((name, n))
+                if !name.is_empty() && n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() =>
+            {
+                let n: u32 = n
+                    .parse()
+                    .map_err(|_| format!("bad instance number in '{s}'"))?;
                 if n == 0 {
                     return Err("NVTX range instances count from 1".into());
                 }
-                Ok(Chop::NvtxRange { name: name.to_owned(), instance: Some(n) })
+                Ok(Chop::NvtxRange {
+                    name: name.to_owned(),
+                    instance: Some(n),
+                })
             }
             _ if s.is_empty() => Err("empty NVTX range name".into()),
-            _ => Ok(Chop::NvtxRange { name: s.to_owned(), instance: None }),
+            _ => Ok(Chop::NvtxRange {
+                name: s.to_owned(),
+                instance: None,
+            }),
         }
     }
 
     /// `START..END` with units ns, us, ms, s (default ns), e.g. `1.5s..2s`.
     pub fn parse_window(s: &str) -> Result<Chop, String> {
-        let (a, b) = s.split_once("..").ok_or_else(|| format!("window '{s}' must look like START..END (e.g. 1s..2.5s)"))?;
+        let (a, b) = s
+            .split_once("..")
+            .ok_or_else(|| format!("window '{s}' must look like START..END (e.g. 1s..2.5s)"))?;
         let (start, end) = (parse_duration(a)?, parse_duration(b)?);
         if end <= start {
             return Err(format!("window '{s}' ends before it starts"));
@@ -172,9 +217,13 @@ impl Chop {
 /// `5us`, `1.5ms`, `2s`, `300` (ns) → nanoseconds.
 pub fn parse_duration(s: &str) -> Result<u64, String> {
     let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let x: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration (e.g. 5us, 1.5ms, 2s)"))?;
+    let x: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration (e.g. 5us, 1.5ms, 2s)"))?;
     let scale = match unit.trim() {
         "" | "ns" => 1.0,
         "us" | "µs" => 1e3,
@@ -194,7 +243,9 @@ pub fn parse_min_durations(s: &str) -> Result<BTreeMap<Family, u64>, String> {
     s.split(',')
         .filter(|p| !p.trim().is_empty())
         .map(|p| {
-            let (f, d) = p.split_once('=').ok_or_else(|| format!("'{p}' must be FAMILY=DURATION, e.g. kernel=5us"))?;
+            let (f, d) = p
+                .split_once('=')
+                .ok_or_else(|| format!("'{p}' must be FAMILY=DURATION, e.g. kernel=5us"))?;
             Ok((Family::from_str(f)?, parse_duration(d)?))
         })
         .collect()
@@ -220,14 +271,22 @@ impl FromStr for Align {
             "session-start" | "session" => Ok(Align::SessionStart),
             "mpi-init" => Ok(Align::MpiInit),
             "none" => Ok(Align::None),
-            _ => Err(format!("unknown alignment '{s}' (known: session-start, mpi-init, none)")),
+            _ => Err(format!(
+                "unknown alignment '{s}' (known: session-start, mpi-init, none)"
+            )),
         }
     }
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { families: None, align: Align::SessionStart, chop: None, min_duration: BTreeMap::new() }
+        Options {
+            families: None,
+            align: Align::SessionStart,
+            chop: None,
+            min_duration: BTreeMap::new(),
+            read_order: ReadOrder::Auto,
+        }
     }
 }
 

@@ -7,14 +7,15 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::model::{Ns, OutputCut, 
-    Device, Host, Names, ObjectModel, Process, Sink, SourceInfo, ThreadId, ThreadKind, ThreadObj,
-    TraceInfo,
+use crate::model::{
+    Device, Host, Names, Ns, ObjectModel, OutputCut, Process, Sink, SourceInfo, ThreadId,
+    ThreadKind, ThreadObj, TraceInfo,
 };
-use crate::nsys::cursor::{Cursor, Query, SourceCx};
+use crate::nsys::cursor::{Cursor, Query, RowSource, SourceCx};
 use crate::nsys::discover::{discover, Discovery};
+use crate::nsys::partitioned::{self, PartitionedRows};
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
-use crate::options::{Align, Chop, Family, Options};
+use crate::options::{Align, Chop, Family, Options, ReadOrder};
 
 /// Progress of a conversion, reported to the face (progress bar, worker messages).
 #[derive(Clone, Debug, Serialize)]
@@ -82,8 +83,18 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
     let offsets = clock_offsets(exports, &discoveries, opts.align)?;
     // In i128: absurd timestamps (near ±2^63) must give an error, not an overflow.
     let on_clock = |t: i64, o: i64| i128::from(t) + i128::from(o);
-    let origin = discoveries.iter().zip(&offsets).filter_map(|(d, o)| d.min_time.map(|t| on_clock(t, *o))).min().unwrap_or(0);
-    let last = discoveries.iter().zip(&offsets).filter_map(|(d, o)| d.max_time.map(|t| on_clock(t, *o))).max().unwrap_or(origin);
+    let origin = discoveries
+        .iter()
+        .zip(&offsets)
+        .filter_map(|(d, o)| d.min_time.map(|t| on_clock(t, *o)))
+        .min()
+        .unwrap_or(0);
+    let last = discoveries
+        .iter()
+        .zip(&offsets)
+        .filter_map(|(d, o)| d.max_time.map(|t| on_clock(t, *o)))
+        .max()
+        .unwrap_or(origin);
     let span = last - origin;
     // Paraver reads times into a double: beyond 2^53 ns (104 days) they are no longer exact.
     if span > 1i128 << 53 {
@@ -103,7 +114,9 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
         })
         .collect::<Result<_>>()?;
     // Trace time of a raw timestamp of source `src` (inside [0, end] for every discovered time).
-    let to_trace = |t: i64, src: usize| (i128::from(t) + i128::from(shifts[src])).clamp(0, i128::from(end_time)) as u64;
+    let to_trace = |t: i64, src: usize| {
+        (i128::from(t) + i128::from(shifts[src])).clamp(0, i128::from(end_time)) as u64
+    };
 
     // Objects: hosts → nodes; processes in input order (by MPI rank, then pid, inside a file).
     let mut objects = ObjectModel::default();
@@ -162,7 +175,10 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
             .metric_gpus
             .iter()
             .map(|&gpu| {
-                let user = procs.iter().map(|(k, _)| **k).find(|k| d.streams.keys().any(|s| s.0 == *k && s.1 == gpu));
+                let user = procs
+                    .iter()
+                    .map(|(k, _)| **k)
+                    .find(|k| d.streams.keys().any(|s| s.0 == *k && s.1 == gpu));
                 (gpu, user.unwrap_or(*procs[0].0))
             })
             .collect();
@@ -205,10 +221,18 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
                     first_busy,
                 });
             }
-            for (&gpu, _) in metrics_owner.iter().filter(|(_, owner)| **owner == pkey).collect::<std::collections::BTreeMap<_, _>>() {
+            for (&gpu, _) in metrics_owner
+                .iter()
+                .filter(|(_, owner)| **owner == pkey)
+                .collect::<std::collections::BTreeMap<_, _>>()
+            {
                 mmap.insert(gpu, ThreadId(objects.threads.len() as u32));
                 let device = device_index[&gpu];
-                objects.threads.push(ThreadObj { process, kind: ThreadKind::GpuMetrics { device }, first_busy: None });
+                objects.threads.push(ThreadObj {
+                    process,
+                    kind: ThreadKind::GpuMetrics { device },
+                    first_busy: None,
+                });
             }
         }
         metric_maps.push(mmap);
@@ -289,7 +313,8 @@ fn clock_offsets(exports: &[Export], discoveries: &[Discovery], align: Align) ->
     match align {
         Align::SessionStart => {
             // Each report counts from its own session start: put them on the wall clock.
-            let starts: Vec<Option<i64>> = discoveries.iter().map(|d| d.session_start_utc_ns).collect();
+            let starts: Vec<Option<i64>> =
+                discoveries.iter().map(|d| d.session_start_utc_ns).collect();
             if let Some(i) = starts.iter().position(Option::is_none) {
                 return Err(Error::BadData {
                     file: exports[i].label.clone(),
@@ -297,12 +322,19 @@ fn clock_offsets(exports: &[Export], discoveries: &[Discovery], align: Align) ->
                 });
             }
             let min = starts.iter().flatten().min().copied().unwrap_or(0);
-            starts.iter().zip(exports).map(|(s, ex)| offset(s.unwrap_or(min), min, ex)).collect()
+            starts
+                .iter()
+                .zip(exports)
+                .map(|(s, ex)| offset(s.unwrap_or(min), min, ex))
+                .collect()
         }
         Align::MpiInit => {
             let ends: Vec<i64> = exports.iter().map(mpi_init_end).collect::<Result<_>>()?;
             let max = ends.iter().copied().max().unwrap_or(0);
-            ends.iter().zip(exports).map(|(e, ex)| offset(max, *e, ex)).collect()
+            ends.iter()
+                .zip(exports)
+                .map(|(e, ex)| offset(max, *e, ex))
+                .collect()
         }
         Align::None => unreachable!(),
     }
@@ -324,7 +356,10 @@ fn mpi_init_end(ex: &Export) -> Result<i64> {
     if s.has_columns("MPI_OTHER_EVENTS", &["start", "end", "textId"]) {
         sql.push(format!("SELECT e.start, e.end FROM MPI_OTHER_EVENTS e JOIN {st} n ON n.id = e.textId WHERE n.value IN ('MPI_Init', 'MPI_Init_thread')"));
     }
-    if s.has_columns("NVTX_EVENTS", &["start", "end", "textId", "text", "eventType"]) {
+    if s.has_columns(
+        "NVTX_EVENTS",
+        &["start", "end", "textId", "text", "eventType"],
+    ) {
         sql.push(format!(
             "SELECT e.start, e.end FROM NVTX_EVENTS e LEFT JOIN {st} n ON n.id = e.textId \
              WHERE e.eventType = 59 AND COALESCE(e.text, n.value) IN ('MPI_Init', 'MPI_Init_thread')"
@@ -333,11 +368,20 @@ fn mpi_init_end(ex: &Export) -> Result<i64> {
     let found = if sql.is_empty() {
         None
     } else {
-        let q = format!("SELECT end FROM ({}) WHERE end IS NOT NULL ORDER BY start LIMIT 1", sql.join(" UNION ALL "));
+        let q = format!(
+            "SELECT end FROM ({}) WHERE end IS NOT NULL ORDER BY start LIMIT 1",
+            sql.join(" UNION ALL ")
+        );
         use rusqlite::OptionalExtension;
-        ex.conn.query_row(&q, [], |r| r.get::<_, i64>(0)).optional().map_err(|e| Error::read(&ex.label, "MPI_Init", e))?
+        ex.conn
+            .query_row(&q, [], |r| r.get::<_, i64>(0))
+            .optional()
+            .map_err(|e| Error::read(&ex.label, "MPI_Init", e))?
     };
-    found.ok_or_else(|| Error::BadData { file: ex.label.clone(), why: "no MPI_Init call to align on (--align mpi-init)".into() })
+    found.ok_or_else(|| Error::BadData {
+        file: ex.label.clone(),
+        why: "no MPI_Init call to align on (--align mpi-init)".into(),
+    })
 }
 
 /// The part of the (uncut) trace timeline that `chop` keeps.
@@ -346,7 +390,9 @@ pub fn resolve_chop(exports: &[Export], plan: &Plan, chop: &Chop) -> Result<(Ns,
     match chop {
         Chop::Window { start, end: stop } => {
             if *start >= end {
-                return Err(Error::Usage(format!("window starts at {start} ns, after the end of the trace ({end} ns)")));
+                return Err(Error::Usage(format!(
+                    "window starts at {start} ns, after the end of the trace ({end} ns)"
+                )));
             }
             Ok((*start, (*stop).min(end)))
         }
@@ -359,7 +405,10 @@ pub fn resolve_chop(exports: &[Export], plan: &Plan, chop: &Chop) -> Result<(Ns,
                     continue;
                 }
                 let text = if s.has_column("NVTX_EVENTS", "textId") {
-                    format!("COALESCE(e.text, (SELECT value FROM {} WHERE id = e.textId))", s.strings_table)
+                    format!(
+                        "COALESCE(e.text, (SELECT value FROM {} WHERE id = e.textId))",
+                        s.strings_table
+                    )
                 } else {
                     "e.text".to_owned()
                 };
@@ -367,7 +416,10 @@ pub fn resolve_chop(exports: &[Export], plan: &Plan, chop: &Chop) -> Result<(Ns,
                     "SELECT e.start, e.end FROM NVTX_EVENTS e WHERE e.eventType IN (59, 70, 60, 71) \
                      AND e.end IS NOT NULL AND e.end >= e.start AND {text} = ?1 ORDER BY e.start, e.rowid"
                 );
-                let mut st = ex.conn.prepare(&sql).map_err(|e| Error::read(&ex.label, "NVTX ranges", e))?;
+                let mut st = ex
+                    .conn
+                    .prepare(&sql)
+                    .map_err(|e| Error::read(&ex.label, "NVTX ranges", e))?;
                 let rows = st
                     .query_map([name], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
                     .map_err(|e| Error::read(&ex.label, "NVTX ranges", e))?;
@@ -376,7 +428,10 @@ pub fn resolve_chop(exports: &[Export], plan: &Plan, chop: &Chop) -> Result<(Ns,
                     if instance.is_some_and(|n| n as usize != k + 1) {
                         continue;
                     }
-                    let to_trace = |t: i64| (i128::from(t) + i128::from(plan.shifts[src])).clamp(0, i128::from(end)) as Ns;
+                    let to_trace = |t: i64| {
+                        (i128::from(t) + i128::from(plan.shifts[src])).clamp(0, i128::from(end))
+                            as Ns
+                    };
                     lo = Some(lo.map_or(to_trace(a), |x| x.min(to_trace(a))));
                     hi = Some(hi.map_or(to_trace(b), |x| x.max(to_trace(b))));
                 }
@@ -404,7 +459,10 @@ pub fn run(
         Some(c) => Some(resolve_chop(exports, &plan, c)?),
         None => None,
     };
-    let cut = OutputCut { window, min_duration: opts.min_duration.clone() };
+    let cut = OutputCut {
+        window,
+        min_duration: opts.min_duration.clone(),
+    };
     for s in sinks.iter_mut() {
         s.set_output_cut(&cut);
     }
@@ -420,13 +478,22 @@ pub fn run(
             .map(|(k, v)| (*k, names.intern(v)))
             .collect();
         let strings = StringCache::new(&ex.conn, &ex.schema.strings_table, &ex.label)?;
-        let mut cx = SourceCx::new(ex.label.clone(), plan.shifts[src], plan.trace.end_time, strings);
+        let mut cx = SourceCx::new(
+            ex.label.clone(),
+            plan.shifts[src],
+            plan.trace.end_time,
+            strings,
+        );
         cx.threads = plan.thread_maps[src].clone();
         cx.streams = plan.stream_maps[src].clone();
         cx.domains = plan.domain_maps[src].clone();
         cx.categories = categories;
         cx.metric_threads = plan.metric_maps[src].clone();
-        cx.metric_names = d.metric_names.iter().map(|(k, v)| (*k, names.intern(v))).collect();
+        cx.metric_names = d
+            .metric_names
+            .iter()
+            .map(|(k, v)| (*k, names.intern(v)))
+            .collect();
         cxs.push(cx);
     }
 
@@ -447,7 +514,10 @@ pub fn run(
         cxs[src].rank_sources = rank_sources.clone();
         if matching[src] {
             mpi_p2p::build_receive_index(ex)?;
-            let lookup = ex.conn.prepare(mpi_p2p::receive_lookup_sql()).map_err(|e| Error::read(&ex.label, "MPI receives", e))?;
+            let lookup = ex
+                .conn
+                .prepare(mpi_p2p::receive_lookup_sql())
+                .map_err(|e| Error::read(&ex.label, "MPI receives", e))?;
             cxs[src].recv_lookup = Some(lookup);
         }
     }
@@ -471,24 +541,49 @@ pub fn run(
             queries.push(sched::query(src));
         }
     }
-    let sorting = Progress { phase: "sorting", records_done: 0, records_estimate: estimate };
+    let sorting = Progress {
+        phase: "sorting",
+        records_done: 0,
+        records_estimate: estimate,
+    };
     if !progress(&sorting) {
         return Err(Error::Cancelled);
     }
-    let mut statements = Vec::with_capacity(queries.len());
+    // Where a family can be read as per-resource sorted runs, that replaces its SQL sort.
+    let mut surveys = Vec::with_capacity(queries.len());
     for q in &queries {
         let ex = &exports[q.source];
-        statements.push(
-            ex.conn
-                .prepare(&q.sql)
+        let survey = match (&q.partitioned, opts.read_order) {
+            (Some(spec), ReadOrder::Auto) => partitioned::survey(&ex.conn, spec)
                 .map_err(|e| Error::read(&ex.label, q.what, e))?,
-        );
+            _ => None,
+        };
+        surveys.push(survey);
+    }
+    let mut statements = Vec::with_capacity(queries.len());
+    for (q, survey) in queries.iter().zip(&surveys) {
+        let ex = &exports[q.source];
+        statements.push(match survey {
+            Some(_) => None,
+            None => Some(
+                ex.conn
+                    .prepare(&q.sql)
+                    .map_err(|e| Error::read(&ex.label, q.what, e))?,
+            ),
+        });
     }
     let mut cursors: Vec<Cursor> = Vec::with_capacity(queries.len());
-    for (q, st) in queries.iter().zip(statements.iter_mut()) {
-        let rows = st
-            .query([])
-            .map_err(|e| Error::read(&exports[q.source].label, q.what, e))?;
+    for ((q, st), survey) in queries.iter().zip(statements.iter_mut()).zip(surveys) {
+        let rows = match (st, survey, &q.partitioned) {
+            (Some(st), _, _) => RowSource::Sql(
+                st.query([])
+                    .map_err(|e| Error::read(&exports[q.source].label, q.what, e))?,
+            ),
+            (None, Some(survey), Some(spec)) => RowSource::Partitioned(Box::new(
+                PartitionedRows::new(&exports[q.source].conn, spec, survey),
+            )),
+            _ => unreachable!("a cursor without a statement has a survey and a spec"),
+        };
         cursors.push(Cursor {
             kind: q.kind,
             source: q.source,
@@ -596,7 +691,10 @@ fn record_family_name(r: &crate::model::Record) -> &'static str {
 /// same bytes on every machine and in the browser.
 fn date_label(utc_ns: Option<i64>) -> String {
     let c = crate::civil::from_unix_ns(utc_ns.unwrap_or(0));
-    format!("{:02}/{:02}/{:04} at {:02}:{:02}", c.day, c.month, c.year, c.hour, c.minute)
+    format!(
+        "{:02}/{:02}/{:04} at {:02}:{:02}",
+        c.day, c.month, c.year, c.hour, c.minute
+    )
 }
 
 #[cfg(test)]

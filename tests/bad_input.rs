@@ -23,10 +23,17 @@ fn err_of(p: &Path) -> Error {
 #[test]
 fn a_text_file_is_not_sqlite() {
     let p = tmp("notes.sqlite");
-    std::fs::write(&p, "this is not a database, just some text that is long enough to look like a file ".repeat(4)).unwrap();
+    std::fs::write(
+        &p,
+        "this is not a database, just some text that is long enough to look like a file ".repeat(4),
+    )
+    .unwrap();
     let e = err_of(&p);
     assert!(matches!(e, Error::NotSqlite { .. }), "{e}");
-    assert!(e.to_string().contains("notes.sqlite") && e.to_string().contains("SQLite header"), "{e}");
+    assert!(
+        e.to_string().contains("notes.sqlite") && e.to_string().contains("SQLite header"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -40,14 +47,22 @@ fn an_empty_file_says_it_is_empty() {
 #[test]
 fn a_gzipped_export_says_to_decompress() {
     let p = tmp("export.sqlite.gz");
-    std::fs::write(&p, [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 4, 5, 6, 7]).unwrap();
+    std::fs::write(
+        &p,
+        [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 4, 5, 6, 7],
+    )
+    .unwrap();
     assert!(err_of(&p).to_string().contains("gzip"));
 }
 
 #[test]
 fn a_missing_file_is_named() {
     let e = err_of(Path::new("/nonexistent/dir/report.sqlite"));
-    assert!(matches!(e, Error::Unreadable { .. }) && e.to_string().contains("/nonexistent/dir/report.sqlite"), "{e}");
+    assert!(
+        matches!(e, Error::Unreadable { .. })
+            && e.to_string().contains("/nonexistent/dir/report.sqlite"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -55,11 +70,17 @@ fn a_sqlite_file_that_is_not_an_nsys_export() {
     let p = tmp("other.sqlite");
     let _ = std::fs::remove_file(&p);
     let c = rusqlite::Connection::open(&p).unwrap();
-    c.execute_batch("CREATE TABLE customers(id INTEGER, name TEXT); INSERT INTO customers VALUES (1, 'a');").unwrap();
+    c.execute_batch(
+        "CREATE TABLE customers(id INTEGER, name TEXT); INSERT INTO customers VALUES (1, 'a');",
+    )
+    .unwrap();
     drop(c);
     let e = err_of(&p);
     assert!(matches!(e, Error::NotNsysExport { .. }), "{e}");
-    assert!(e.to_string().contains("StringIds") && e.to_string().contains("customers"), "{e}");
+    assert!(
+        e.to_string().contains("StringIds") && e.to_string().contains("customers"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -79,7 +100,10 @@ fn every_truncated_prefix_gives_an_error_or_a_valid_trace() {
             }
             Err(e) => {
                 let msg = e.to_string();
-                assert!(msg.contains("truncated.sqlite"), "cut {cut}: message must name the file: {msg}");
+                assert!(
+                    msg.contains("truncated.sqlite"),
+                    "cut {cut}: message must name the file: {msg}"
+                );
             }
         }
     }
@@ -90,12 +114,16 @@ fn a_missing_required_column_names_table_and_column() {
     let p = tmp("renamed.sqlite");
     std::fs::copy(data("testcuda_report1.sqlite"), &p).unwrap();
     let c = rusqlite::Connection::open(&p).unwrap();
-    c.execute_batch("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN streamId TO stream_id;").unwrap();
+    c.execute_batch("ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME COLUMN streamId TO stream_id;")
+        .unwrap();
     drop(c);
     let e = err_of(&p);
     assert!(matches!(e, Error::Schema { .. }), "{e}");
     let msg = e.to_string();
-    assert!(msg.contains("CUPTI_ACTIVITY_KIND_KERNEL") && msg.contains("streamId"), "{msg}");
+    assert!(
+        msg.contains("CUPTI_ACTIVITY_KIND_KERNEL") && msg.contains("streamId"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -113,12 +141,21 @@ fn absurd_values_are_repaired_with_a_warning_or_refused() {
     let out = convert(std::slice::from_ref(&p), &Options::default()).unwrap();
     assert!(common::count_prv(&out.prv).sorted);
     let w = out.summary.warnings.join("\n");
-    assert!(w.contains("CUPTI_ACTIVITY_KIND_KERNEL: rows whose end is before their start"), "{w}");
-    assert!(w.contains("CUPTI_ACTIVITY_KIND_MEMCPY: rows whose end is before their start"), "{w}");
+    assert!(
+        w.contains("CUPTI_ACTIVITY_KIND_KERNEL: rows whose end is before their start"),
+        "{w}"
+    );
+    assert!(
+        w.contains("CUPTI_ACTIVITY_KIND_MEMCPY: rows whose end is before their start"),
+        "{w}"
+    );
 
     // A timestamp near 2^63 makes the trace span absurd: refused with a clear message.
     let c = rusqlite::Connection::open(&p).unwrap();
-    c.execute_batch("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = 9223372036854775000 WHERE rowid = 5;").unwrap();
+    c.execute_batch(
+        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = 9223372036854775000 WHERE rowid = 5;",
+    )
+    .unwrap();
     drop(c);
     let e = err_of(&p);
     assert!(e.to_string().contains("104 days"), "{e}");

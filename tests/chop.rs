@@ -11,20 +11,37 @@ use prvsight::paraver::check::{check_readers, CheckOptions};
 use prvsight::{Error, Options};
 
 fn valid(out: &common::Converted) {
-    let report = check_readers(out.prv.as_bytes(), &out.pcf, &out.row, &CheckOptions::default());
+    let report = check_readers(
+        out.prv.as_bytes(),
+        &out.pcf,
+        &out.row,
+        &CheckOptions::default(),
+    );
     assert!(report.is_ok(), "{report}");
 }
 
 fn header_end(prv: &str) -> u64 {
     let h = prv.lines().next().unwrap();
-    h.split("):").nth(1).unwrap().split("_ns").next().unwrap().parse().unwrap()
+    h.split("):")
+        .nth(1)
+        .unwrap()
+        .split("_ns")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 #[test]
 fn nvtx_range_instance_chop_keeps_exactly_that_span_on_every_rank() {
     let Some(dir) = shared_traces() else { return };
-    let ranks: Vec<PathBuf> = (0..4).map(|r| dir.join(format!("generated/mpi4/rank{r}.sqlite"))).collect();
-    let opts = Options { chop: Some(Chop::parse_nvtx("iteration:3").unwrap()), ..Options::default() };
+    let ranks: Vec<PathBuf> = (0..4)
+        .map(|r| dir.join(format!("generated/mpi4/rank{r}.sqlite")))
+        .collect();
+    let opts = Options {
+        chop: Some(Chop::parse_nvtx("iteration:3").unwrap()),
+        ..Options::default()
+    };
     let out = convert(&ranks, &opts).unwrap();
     valid(&out);
     // Independently: the 3rd `iteration` of each rank, on the wall clock (utcEpochNs + t).
@@ -32,7 +49,13 @@ fn nvtx_range_instance_chop_keeps_exactly_that_span_on_every_rank() {
     let mut hi = i64::MIN;
     for p in &ranks {
         let c = rusqlite::Connection::open(p).unwrap();
-        let utc: i64 = c.query_row("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME", [], |r| r.get(0)).unwrap();
+        let utc: i64 = c
+            .query_row(
+                "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
         let (a, b): (i64, i64) = c
             .query_row(
                 "SELECT e.start, e.end FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId \
@@ -52,8 +75,15 @@ fn nvtx_range_instance_chop_keeps_exactly_that_span_on_every_rank() {
             .iter()
             .map(|p| {
                 let c = rusqlite::Connection::open(p).unwrap();
-                let utc: i64 = c.query_row("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME", [], |r| r.get(0)).unwrap();
-                c.query_row(sql, [utc, lo, hi], |r| r.get::<_, i64>(0)).unwrap() as u64
+                let utc: i64 = c
+                    .query_row(
+                        "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME",
+                        [],
+                        |r| r.get(0),
+                    )
+                    .unwrap();
+                c.query_row(sql, [utc, lo, hi], |r| r.get::<_, i64>(0))
+                    .unwrap() as u64
             })
             .sum()
     };
@@ -66,8 +96,20 @@ fn nvtx_range_instance_chop_keeps_exactly_that_span_on_every_rank() {
          WHERE s.value = 'MPI_Allreduce' AND ?1 + e.start <= ?3 AND ?1 + e.end >= ?2",
     );
     assert!(iterations >= 4, "every rank's 3rd iteration at least");
-    let iteration_value = out.pcf.lines().find(|l| l.ends_with(" iteration")).unwrap().split_whitespace().next().unwrap().parse::<u64>().unwrap();
-    assert_eq!(c.values.get(&(9601, iteration_value)).copied(), Some(iterations));
+    let iteration_value = out
+        .pcf
+        .lines()
+        .find(|l| l.ends_with(" iteration"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse::<u64>()
+        .unwrap();
+    assert_eq!(
+        c.values.get(&(9601, iteration_value)).copied(),
+        Some(iterations)
+    );
     assert_eq!(c.values.get(&(50_000_002, 10)).copied(), Some(allreduces));
 }
 
@@ -76,18 +118,39 @@ fn window_keeps_overlapping_kernels_and_only_inner_communications() {
     let path = data("testcuda_report1.sqlite");
     let full = convert(std::slice::from_ref(&path), &Options::default()).unwrap();
     // Cut from 10 µs after the first kernel starts (it is re-opened at 0) for 25 ms.
-    let first_kernel: u64 = full.prv.lines().find(|l| l.contains(":63000006:") && !l.contains(":63000006:0")).unwrap().split(':').nth(5).unwrap().parse().unwrap();
+    let first_kernel: u64 = full
+        .prv
+        .lines()
+        .find(|l| l.contains(":63000006:") && !l.contains(":63000006:0"))
+        .unwrap()
+        .split(':')
+        .nth(5)
+        .unwrap()
+        .parse()
+        .unwrap();
     let (lo, hi) = (first_kernel + 10_000, first_kernel + 10_000 + 25_000_000);
-    let opts = Options { chop: Some(Chop::Window { start: lo, end: hi }), ..Options::default() };
+    let opts = Options {
+        chop: Some(Chop::Window { start: lo, end: hi }),
+        ..Options::default()
+    };
     let out = convert(std::slice::from_ref(&path), &opts).unwrap();
     valid(&out);
     assert_eq!(header_end(&out.prv), 25_000_000);
     // Kernels overlapping the window, counted from the uncut trace's own begin/end lines.
     let mut open = std::collections::BTreeMap::new();
     let mut overlapping = 0;
-    for line in full.prv.lines().skip(1).filter(|l| l.starts_with("2:") && l.contains(":63000006:")) {
+    for line in full
+        .prv
+        .lines()
+        .skip(1)
+        .filter(|l| l.starts_with("2:") && l.contains(":63000006:"))
+    {
         let f: Vec<u64> = line.split(':').map(|x| x.parse().unwrap()).collect();
-        let (thread, t, v) = (f[4], f[5], f[f.iter().position(|x| *x == 63_000_006).unwrap() + 1]);
+        let (thread, t, v) = (
+            f[4],
+            f[5],
+            f[f.iter().position(|x| *x == 63_000_006).unwrap() + 1],
+        );
         if v != 0 {
             open.insert(thread, t);
         } else if let Some(s) = open.remove(&thread) {
@@ -109,12 +172,21 @@ fn window_keeps_overlapping_kernels_and_only_inner_communications() {
 fn min_duration_drops_short_regions_but_keeps_states() {
     let path = data("testcuda_report1.sqlite");
     let full = convert(std::slice::from_ref(&path), &Options::default()).unwrap();
-    let opts = Options { min_duration: parse_min_durations("cuda-api=1ms,osrt=50us").unwrap(), ..Options::default() };
+    let opts = Options {
+        min_duration: parse_min_durations("cuda-api=1ms,osrt=50us").unwrap(),
+        ..Options::default()
+    };
     let out = convert(std::slice::from_ref(&path), &opts).unwrap();
     valid(&out);
     let c = count_prv(&out.prv);
-    let long_api = sql_count(&path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE end - start >= 1000000");
-    let long_os = sql_count(&path, "SELECT count(*) FROM OSRT_API WHERE end - start >= 50000 AND eventClass NOT IN (31, 32)");
+    let long_api = sql_count(
+        &path,
+        "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE end - start >= 1000000",
+    );
+    let long_os = sql_count(
+        &path,
+        "SELECT count(*) FROM OSRT_API WHERE end - start >= 50000 AND eventClass NOT IN (31, 32)",
+    );
     assert_eq!(c.begins.get(&63_000_000).copied().unwrap_or(0), long_api);
     assert_eq!(c.begins.get(&64_000_000).copied().unwrap_or(0), long_os);
     // Kernels untouched, and the state timeline is the full one.
@@ -124,9 +196,17 @@ fn min_duration_drops_short_regions_but_keeps_states() {
 
 #[test]
 fn chop_to_a_missing_range_is_a_clear_error() {
-    let opts = Options { chop: Some(Chop::parse_nvtx("no_such_range").unwrap()), ..Options::default() };
-    let e = convert(&[data("testcuda_report1.sqlite")], &opts).err().unwrap();
-    assert!(matches!(e, Error::Usage(_)) && e.to_string().contains("no_such_range"), "{e}");
+    let opts = Options {
+        chop: Some(Chop::parse_nvtx("no_such_range").unwrap()),
+        ..Options::default()
+    };
+    let e = convert(&[data("testcuda_report1.sqlite")], &opts)
+        .err()
+        .unwrap();
+    assert!(
+        matches!(e, Error::Usage(_)) && e.to_string().contains("no_such_range"),
+        "{e}"
+    );
     assert!(Chop::parse_window("2s..1s").is_err());
     assert!(Chop::parse_nvtx("step:0").is_err());
     assert!(parse_min_durations("kernel=5 lightyears").is_err());

@@ -18,7 +18,8 @@ fn sample_export_matches_the_reviewed_golden_trace() {
             std::fs::write(&path, text).unwrap();
             continue;
         }
-        let golden = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let golden =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         if golden != *text {
             let first_diff = golden.lines().zip(text.lines()).position(|(a, b)| a != b);
             panic!("{ext} differs from {} (first differing line: {first_diff:?}); review and run with UPDATE_GOLDEN=1 if intended", path.display());

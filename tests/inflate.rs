@@ -25,29 +25,59 @@ fn tmp(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn three_time_copies_on_two_ranks_convert_to_six_times_every_family() {
-    let base = common::convert(&[common::data("testcuda_report1.sqlite")], &Options::default()).unwrap();
+    let base = common::convert(
+        &[common::data("testcuda_report1.sqlite")],
+        &Options::default(),
+    )
+    .unwrap();
     let out = tmp("x3r2.sqlite");
     inflate(&["--factor", "3", "--ranks", "2"], &out);
 
     // The schema is the original's, statement for statement.
     let ddl = |p: &std::path::Path| {
         let c = rusqlite::Connection::open(p).unwrap();
-        let mut st = c.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name").unwrap();
-        let rows: Vec<(String, String, Option<String>)> =
-            st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect();
+        let mut st = c
+            .prepare("SELECT type, name, sql FROM sqlite_master ORDER BY name")
+            .unwrap();
+        let rows: Vec<(String, String, Option<String>)> = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
         rows
     };
     assert_eq!(ddl(&out), ddl(&common::data("testcuda_report1.sqlite")));
 
     let big = common::convert(&[out.clone()], &Options::default()).unwrap();
-    let six: std::collections::BTreeMap<String, u64> = base.summary.counts.iter().map(|(k, v)| (k.clone(), 6 * v)).collect();
+    let six: std::collections::BTreeMap<String, u64> = base
+        .summary
+        .counts
+        .iter()
+        .map(|(k, v)| (k.clone(), 6 * v))
+        .collect();
     // Every family, links to kernels and copies included, six times over: ids stayed one-to-one.
     assert_eq!(big.summary.counts, six);
-    assert_eq!(big.summary.trace.objects.processes.len(), 2 * base.summary.trace.objects.processes.len());
-    assert_eq!(big.summary.trace.objects.devices.len(), 2 * base.summary.trace.objects.devices.len());
-    let pids: Vec<u32> = big.summary.trace.objects.processes.iter().map(|p| p.pid).collect();
+    assert_eq!(
+        big.summary.trace.objects.processes.len(),
+        2 * base.summary.trace.objects.processes.len()
+    );
+    assert_eq!(
+        big.summary.trace.objects.devices.len(),
+        2 * base.summary.trace.objects.devices.len()
+    );
+    let pids: Vec<u32> = big
+        .summary
+        .trace
+        .objects
+        .processes
+        .iter()
+        .map(|p| p.pid)
+        .collect();
     assert_eq!(pids[0], 17068, "{pids:?}");
-    assert!(pids[1] > 17095, "the clone's pid is past every original pid and tid: {pids:?}");
+    assert!(
+        pids[1] > 17095,
+        "the clone's pid is past every original pid and tid: {pids:?}"
+    );
     let report = prvsight::paraver::check::check_readers(
         big.prv.as_bytes(),
         &big.pcf,
@@ -70,5 +100,8 @@ fn a_target_size_adds_copies_until_it_is_reached() {
     let len = std::fs::metadata(&out).unwrap().len();
     assert!(len >= 2 << 20, "{len}");
     let kernels = common::sql_count(&out, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL");
-    assert!(kernels > 4 && kernels % 4 == 0, "{kernels} kernels: whole copies of the original 4");
+    assert!(
+        kernels > 4 && kernels % 4 == 0,
+        "{kernels} kernels: whole copies of the original 4"
+    );
 }

@@ -14,7 +14,11 @@ use prvsight::{pipeline, Options};
 
 fn ranks(dir: &str) -> Option<Vec<PathBuf>> {
     let base = shared_traces()?;
-    Some((0..4).map(|r| base.join(format!("generated/{dir}/rank{r}.sqlite"))).collect())
+    Some(
+        (0..4)
+            .map(|r| base.join(format!("generated/{dir}/rank{r}.sqlite")))
+            .collect(),
+    )
 }
 
 /// Collects the end time of every MPI_Allreduce per process, in order.
@@ -30,7 +34,10 @@ impl Sink for AllreduceEnds {
         if let Record::Host(h) = rec {
             if let HostCallKind::Mpi(m) = &h.kind {
                 if names.get(m.name) == "MPI_Allreduce" {
-                    self.0.entry(self.1[h.thread.0 as usize]).or_default().push(h.end);
+                    self.0
+                        .entry(self.1[h.thread.0 as usize])
+                        .or_default()
+                        .push(h.end);
                 }
             }
         }
@@ -40,15 +47,23 @@ impl Sink for AllreduceEnds {
 
 /// Per k, the spread (max − min) of the k-th Allreduce end across ranks.
 fn spreads(paths: &[PathBuf], align: Align) -> Vec<u64> {
-    let exports: Vec<Export> = paths.iter().map(|p| Export::open_path(p).unwrap()).collect();
+    let exports: Vec<Export> = paths
+        .iter()
+        .map(|p| Export::open_path(p).unwrap())
+        .collect();
     let mut sink = AllreduceEnds::default();
-    let opts = Options { align, ..Options::default() };
+    let opts = Options {
+        align,
+        ..Options::default()
+    };
     pipeline::run(&exports, &opts, &mut [&mut sink], &mut |_| true).unwrap();
     let per: Vec<&Vec<u64>> = sink.0.values().collect();
     assert_eq!(per.len(), 4);
     let n = per[0].len();
     assert_eq!(n, 20);
-    (0..n).map(|k| per.iter().map(|v| v[k]).max().unwrap() - per.iter().map(|v| v[k]).min().unwrap()).collect()
+    (0..n)
+        .map(|k| per.iter().map(|v| v[k]).max().unwrap() - per.iter().map(|v| v[k]).min().unwrap())
+        .collect()
 }
 
 fn median(mut v: Vec<u64>) -> u64 {
@@ -72,8 +87,18 @@ fn allreduce_ends_line_up_after_session_start_alignment() {
 #[test]
 fn mpi_init_alignment_makes_init_ends_coincide() {
     let Some(paths) = ranks("mpi4") else { return };
-    let exports: Vec<Export> = paths.iter().map(|p| Export::open_path(p).unwrap()).collect();
-    let plan = pipeline::plan(&exports, &Options { align: Align::MpiInit, ..Options::default() }).unwrap();
+    let exports: Vec<Export> = paths
+        .iter()
+        .map(|p| Export::open_path(p).unwrap())
+        .collect();
+    let plan = pipeline::plan(
+        &exports,
+        &Options {
+            align: Align::MpiInit,
+            ..Options::default()
+        },
+    )
+    .unwrap();
     // Raw MPI_Init ends from MPI_OTHER_EVENTS, independently: end_i + offset_i must be equal.
     let ends: Vec<i64> = paths
         .iter()
@@ -87,7 +112,11 @@ fn mpi_init_alignment_makes_init_ends_coincide() {
             .unwrap()
         })
         .collect();
-    let aligned: Vec<i64> = ends.iter().zip(&plan.trace.sources).map(|(e, s)| e + s.offset_ns).collect();
+    let aligned: Vec<i64> = ends
+        .iter()
+        .zip(&plan.trace.sources)
+        .map(|(e, s)| e + s.offset_ns)
+        .collect();
     assert!(aligned.windows(2).all(|w| w[0] == w[1]), "{aligned:?}");
 }
 
@@ -104,7 +133,14 @@ fn point_to_point_messages_are_matched_between_ranks() {
     assert_eq!(sends, 84);
     assert_eq!(out.summary.counts.get("mpi-message"), Some(&84));
     assert_eq!(c.comms, 84);
-    assert!(!out.summary.warnings.iter().any(|w| w.contains("without a matching receive")), "{:?}", out.summary.warnings);
+    assert!(
+        !out.summary
+            .warnings
+            .iter()
+            .any(|w| w.contains("without a matching receive")),
+        "{:?}",
+        out.summary.warnings
+    );
     // Ring: rank r sends to r+1 (task r+1 → task r+2), sizes 2048 bytes, and every message arrives
     // after it was sent on the aligned timeline.
     let mut pairs = BTreeMap::new();

@@ -299,15 +299,37 @@ fn options_choose_families_gzip_and_metrics() {
     }
 
     // A time window cuts the trace as `prvsight convert --window` does.
-    let c = convert_with(&list, options(r#"{"keep_window":"1.4s..1.6s","gzip":false}"#), None).unwrap();
-    match file(&format!("{REPO}/target/web-ref/testcuda_report1.window.prv")) {
-        Some(native) => assert!(c.trace == native, "windowed .prv differs from the native CLI's"),
+    let c = convert_with(
+        &list,
+        options(r#"{"keep_window":"1.4s..1.6s","gzip":false}"#),
+        None,
+    )
+    .unwrap();
+    match file(&format!(
+        "{REPO}/target/web-ref/testcuda_report1.window.prv"
+    )) {
+        Some(native) => assert!(
+            c.trace == native,
+            "windowed .prv differs from the native CLI's"
+        ),
         None => log("SKIP: no native windowed reference"),
     }
     assert!(c.trace.starts_with(b"#Paraver ("));
-    let e = convert_with(&list, options(r#"{"keep_window":"1s..2s","keep_nvtx_range":"x"}"#), None).err().unwrap();
+    let e = convert_with(
+        &list,
+        options(r#"{"keep_window":"1s..2s","keep_nvtx_range":"x"}"#),
+        None,
+    )
+    .err()
+    .unwrap();
     assert_eq!(err_kind_and_message(e).0, "usage");
-    let e = convert_with(&list, options(r#"{"keep_nvtx_range":"no such range"}"#), None).err().unwrap();
+    let e = convert_with(
+        &list,
+        options(r#"{"keep_nvtx_range":"no such range"}"#),
+        None,
+    )
+    .err()
+    .unwrap();
     let (kind, msg, _) = err_kind_and_message(e);
     assert_eq!(kind, "usage");
     assert!(msg.contains("no NVTX range named 'no such range'"), "{msg}");

@@ -58,7 +58,10 @@ fn a_blob_converts_like_the_same_bytes_in_memory() {
             assert_eq!((st.source_reads, st.source_bytes), (1, 577_536));
         } else {
             // Two 8 KiB blocks: most pages need their own load, and none needs more than one.
-            assert!(st.source_reads > 10 && st.source_reads <= st.reads, "{st:?}");
+            assert!(
+                st.source_reads > 10 && st.source_reads <= st.reads,
+                "{st:?}"
+            );
         }
         assert!(st.reads > 20, "SQLite read page by page: {st:?}");
     }

@@ -124,6 +124,10 @@ mod cli {
         /// Leave regions shorter than this out of the trace's events, per family: kernel=5us,cuda-api=20us.
         #[arg(long = "min-duration")]
         pub min_duration: Option<String>,
+        /// How rows are put in time order: auto (per-resource runs where possible) or sql (the
+        /// reference path: SQL sorts only). The output is the same; for testing and benchmarks.
+        #[arg(long = "read-order", default_value = "auto", hide = true)]
+        pub read_order: String,
     }
 
     impl Selection {
@@ -142,6 +146,15 @@ mod cli {
             if let Some(m) = &self.min_duration {
                 o.min_duration = prvsight::options::parse_min_durations(m).map_err(Error::Usage)?;
             }
+            o.read_order = match self.read_order.as_str() {
+                "auto" => prvsight::options::ReadOrder::Auto,
+                "sql" => prvsight::options::ReadOrder::Sql,
+                other => {
+                    return Err(Error::Usage(format!(
+                        "--read-order: '{other}' is not auto or sql"
+                    )))
+                }
+            };
             Ok(o)
         }
     }
@@ -154,7 +167,9 @@ mod cli {
                 output,
                 select,
                 quiet,
-            } => select.options().and_then(|o| convert(&inputs, output, &o, quiet)),
+            } => select
+                .options()
+                .and_then(|o| convert(&inputs, output, &o, quiet)),
             Command::Bundle {
                 inputs,
                 output,
@@ -305,11 +320,24 @@ mod cli {
     }
 
     /// `prvsight bundle`: the same archive as the page's "download bundle" (src/bundle.rs).
-    fn bundle(inputs: &[PathBuf], output: &Path, opts: &Options, gzip: bool, metrics: bool, quiet: bool) -> Result<()> {
+    fn bundle(
+        inputs: &[PathBuf],
+        output: &Path,
+        opts: &Options,
+        gzip: bool,
+        metrics: bool,
+        quiet: bool,
+    ) -> Result<()> {
         use prvsight::bundle::{stem_for, write_bundle, BundleOptions};
-        let name = output.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = output
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         let Some(stem) = name.strip_suffix(".zip").filter(|s| !s.is_empty()) else {
-            return Err(Error::Usage(format!("output '{}' must be NAME.zip", output.display())));
+            return Err(Error::Usage(format!(
+                "output '{}' must be NAME.zip",
+                output.display()
+            )));
         };
         let bopts = BundleOptions {
             stem: stem_for(&[stem]),
@@ -322,12 +350,21 @@ mod cli {
             eprintln!("prvsight: warning: {w}");
         }
         if !quiet {
-            eprintln!("prvsight: wrote {} ({} records)", output.display(), done.summary.records);
+            eprintln!(
+                "prvsight: wrote {} ({} records)",
+                output.display(),
+                done.summary.records
+            );
         }
         Ok(())
     }
 
-    fn convert(inputs: &[PathBuf], output: Option<PathBuf>, opts: &Options, quiet: bool) -> Result<()> {
+    fn convert(
+        inputs: &[PathBuf],
+        output: Option<PathBuf>,
+        opts: &Options,
+        quiet: bool,
+    ) -> Result<()> {
         let (prv_path, pcf_path, row_path, gz) = output_paths(output, &inputs[0])?;
         let exports = open_all(inputs)?;
         let started = Instant::now();
@@ -405,7 +442,10 @@ mod cli {
 
     fn info(inputs: &[PathBuf], align: &str) -> Result<()> {
         let exports = open_all(inputs)?;
-        let opts = Options { align: align.parse().map_err(Error::Usage)?, ..Options::default() };
+        let opts = Options {
+            align: align.parse().map_err(Error::Usage)?,
+            ..Options::default()
+        };
         let plan = pipeline::plan(&exports, &opts);
         for (i, ex) in exports.iter().enumerate() {
             let s = &ex.schema;
@@ -513,7 +553,11 @@ mod cli {
             };
             println!("{}: {verdict}", path.display());
             for f in &findings {
-                let tag = if f.severity == Severity::Error { "error" } else { "warning" };
+                let tag = if f.severity == Severity::Error {
+                    "error"
+                } else {
+                    "warning"
+                };
                 println!("  - {tag}: {}", f.message);
             }
         }

@@ -62,7 +62,11 @@ impl GemmActivity {
                 _ => None,
             })
             .collect();
-        GemmActivity { metric_gpu, running: vec![Vec::new(); objects.devices.len()], ..Default::default() }
+        GemmActivity {
+            metric_gpu,
+            running: vec![Vec::new(); objects.devices.len()],
+            ..Default::default()
+        }
     }
 
     pub fn gemm_started(&mut self, gpu: usize, end: Ns, name: NameId) {
@@ -71,9 +75,24 @@ impl GemmActivity {
         }
     }
 
-    pub fn sample(&mut self, thread: ThreadId, time: Ns, metric: NameId, value: u64, names: &Names) {
-        let Some(&gpu) = self.metric_gpu.get(&thread) else { return };
-        let Some(kind) = *self.kinds.entry(metric).or_insert_with(|| activity_of(names.get(metric))) else { return };
+    pub fn sample(
+        &mut self,
+        thread: ThreadId,
+        time: Ns,
+        metric: NameId,
+        value: u64,
+        names: &Names,
+    ) {
+        let Some(&gpu) = self.metric_gpu.get(&thread) else {
+            return;
+        };
+        let Some(kind) = *self
+            .kinds
+            .entry(metric)
+            .or_insert_with(|| activity_of(names.get(metric)))
+        else {
+            return;
+        };
         let running = &mut self.running[gpu];
         running.retain(|(end, _)| *end > time);
         for (_, name) in running.iter() {
@@ -100,7 +119,11 @@ impl GemmActivity {
             row.samples += n;
         }
         let mut rows: Vec<GemmActivityRow> = by_kernel.into_values().collect();
-        rows.sort_by(|a, b| b.samples.cmp(&a.samples).then_with(|| a.kernel.cmp(&b.kernel)));
+        rows.sort_by(|a, b| {
+            b.samples
+                .cmp(&a.samples)
+                .then_with(|| a.kernel.cmp(&b.kernel))
+        });
         rows
     }
 }
@@ -111,7 +134,10 @@ mod tests {
 
     #[test]
     fn metric_names_are_recognised() {
-        assert_eq!(activity_of("Tensor Active [Throughput %]"), Some(Activity::Tensor));
+        assert_eq!(
+            activity_of("Tensor Active [Throughput %]"),
+            Some(Activity::Tensor)
+        );
         assert_eq!(activity_of("SM Active [Throughput %]"), Some(Activity::Sm));
         assert_eq!(activity_of("SM Issue [Throughput %]"), None);
         assert_eq!(activity_of("DRAM Read Bandwidth [Throughput %]"), None);

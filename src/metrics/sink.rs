@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use super::accum::{time_class, GpuAcc};
 use super::assemble;
 use super::category::{memcpy_category, op_category, Category};
+use super::gemm_activity::GemmActivity;
 use super::histogram::Histogram;
 use super::host::HostModel;
 use super::kernels::KernelStats;
@@ -21,7 +22,6 @@ use super::sweep::{Piece, Sweep};
 use super::window::Selection;
 use super::{MetricsOptions, NcclAs, MAX_BINS};
 use crate::error::{Error, Result};
-use super::gemm_activity::GemmActivity;
 use crate::model::{
     GpuOp, GpuOpKind, HostCallKind, KernelClass, NameId, Names, Ns, NvtxRange, Record, Sink,
     TraceInfo,
@@ -261,7 +261,9 @@ impl Sink for MetricsSink {
         }
         match rec {
             Record::Gpu(op) => st.gpu_op(op, names)?,
-            Record::Metric(m) => st.gemm_activity.sample(m.thread, m.time, m.name, m.value, names),
+            Record::Metric(m) => st
+                .gemm_activity
+                .sample(m.thread, m.time, m.name, m.value, names),
             Record::Nvtx(r) => st.nvtx(r, names),
             Record::Host(h) if matches!(h.kind, HostCallKind::Mpi(_)) => {
                 let sel = st.pieces.sel.open();

@@ -100,11 +100,22 @@ pub fn render(r: &MetricsReport) -> String {
     }
 
     if !r.gemm_activity.is_empty() {
-        line("GEMM kernels: tensor-core and SM activity while they ran (sampled GPU metrics)".into());
-        line(format!("  {:>8} {:>8} {:>8}  kernel", "tensor%", "SM%", "samples"));
+        line(
+            "GEMM kernels: tensor-core and SM activity while they ran (sampled GPU metrics)".into(),
+        );
+        line(format!(
+            "  {:>8} {:>8} {:>8}  kernel",
+            "tensor%", "SM%", "samples"
+        ));
         let pct = |v: Option<f64>| v.map_or("-".to_owned(), |x| format!("{x:.1}"));
         for g in r.gemm_activity.iter().take(r.options.top.max(1)) {
-            line(format!("  {:>8} {:>8} {:>8}  {}", pct(g.tensor_active_pct), pct(g.sm_active_pct), g.samples, g.kernel));
+            line(format!(
+                "  {:>8} {:>8} {:>8}  {}",
+                pct(g.tensor_active_pct),
+                pct(g.sm_active_pct),
+                g.samples,
+                g.kernel
+            ));
         }
         line(String::new());
     }

@@ -96,27 +96,135 @@ pub fn mpi_activity(name: &str, class: MpiClass) -> HostActivity {
 
 /// Collectives by name, for MPI calls seen as NVTX ranges (nsys 2022), which carry no table class.
 const MPI_COLLECTIVE_NAMES: &[&str] = &[
-    "barrier", "bcast", "reduce", "allreduce", "alltoall", "alltoallv", "alltoallw", "gather", "gatherv", "scatter", "scatterv",
-    "allgather", "allgatherv", "reduce_scatter", "reduce_scatter_block", "scan", "exscan", "ibarrier", "ibcast", "ireduce",
-    "iallreduce", "ialltoall", "ialltoallv", "igather", "igatherv", "iscatter", "iscatterv", "iallgather", "iallgatherv",
-    "ireduce_scatter", "iscan", "iexscan",
+    "barrier",
+    "bcast",
+    "reduce",
+    "allreduce",
+    "alltoall",
+    "alltoallv",
+    "alltoallw",
+    "gather",
+    "gatherv",
+    "scatter",
+    "scatterv",
+    "allgather",
+    "allgatherv",
+    "reduce_scatter",
+    "reduce_scatter_block",
+    "scan",
+    "exscan",
+    "ibarrier",
+    "ibcast",
+    "ireduce",
+    "iallreduce",
+    "ialltoall",
+    "ialltoallv",
+    "igather",
+    "igatherv",
+    "iscatter",
+    "iscatterv",
+    "iallgather",
+    "iallgatherv",
+    "ireduce_scatter",
+    "iscan",
+    "iexscan",
 ];
 
 /// OS calls that wait for something else to happen.
 const BLOCKING_OS_CALLS: &[&str] = &[
-    "poll", "ppoll", "select", "pselect6", "epoll_wait", "epoll_pwait", "pthread_cond_wait", "pthread_cond_timedwait",
-    "pthread_mutex_lock", "pthread_mutex_timedlock", "pthread_rwlock_rdlock", "pthread_rwlock_wrlock", "pthread_spin_lock",
-    "pthread_join", "pthread_barrier_wait", "sem_wait", "sem_timedwait", "futex", "nanosleep", "clock_nanosleep", "usleep",
-    "sleep", "wait", "waitpid", "waitid", "accept", "accept4", "sigwait", "sigtimedwait", "msgrcv", "flock",
+    "poll",
+    "ppoll",
+    "select",
+    "pselect6",
+    "epoll_wait",
+    "epoll_pwait",
+    "pthread_cond_wait",
+    "pthread_cond_timedwait",
+    "pthread_mutex_lock",
+    "pthread_mutex_timedlock",
+    "pthread_rwlock_rdlock",
+    "pthread_rwlock_wrlock",
+    "pthread_spin_lock",
+    "pthread_join",
+    "pthread_barrier_wait",
+    "sem_wait",
+    "sem_timedwait",
+    "futex",
+    "nanosleep",
+    "clock_nanosleep",
+    "usleep",
+    "sleep",
+    "wait",
+    "waitpid",
+    "waitid",
+    "accept",
+    "accept4",
+    "sigwait",
+    "sigtimedwait",
+    "msgrcv",
+    "flock",
 ];
 
 /// OS calls that read or write files, pipes or sockets.
 const IO_OS_CALLS: &[&str] = &[
-    "read", "write", "pread", "pread64", "pwrite", "pwrite64", "readv", "writev", "preadv", "pwritev", "open", "open64",
-    "openat", "openat64", "close", "fopen", "fopen64", "fclose", "fread", "fwrite", "fgets", "fputs", "fflush", "fsync",
-    "fdatasync", "sync", "stat", "stat64", "lstat", "fstat", "fstat64", "fstatat", "statx", "lseek", "lseek64", "recv",
-    "recvfrom", "recvmsg", "send", "sendto", "sendmsg", "connect", "mmap", "mmap64", "munmap", "unlink", "mkdir", "getdents64",
-    "ioctl", "fcntl", "dup", "dup2", "pipe", "pipe2", "socket", "bind", "listen", "shutdown",
+    "read",
+    "write",
+    "pread",
+    "pread64",
+    "pwrite",
+    "pwrite64",
+    "readv",
+    "writev",
+    "preadv",
+    "pwritev",
+    "open",
+    "open64",
+    "openat",
+    "openat64",
+    "close",
+    "fopen",
+    "fopen64",
+    "fclose",
+    "fread",
+    "fwrite",
+    "fgets",
+    "fputs",
+    "fflush",
+    "fsync",
+    "fdatasync",
+    "sync",
+    "stat",
+    "stat64",
+    "lstat",
+    "fstat",
+    "fstat64",
+    "fstatat",
+    "statx",
+    "lseek",
+    "lseek64",
+    "recv",
+    "recvfrom",
+    "recvmsg",
+    "send",
+    "sendto",
+    "sendmsg",
+    "connect",
+    "mmap",
+    "mmap64",
+    "munmap",
+    "unlink",
+    "mkdir",
+    "getdents64",
+    "ioctl",
+    "fcntl",
+    "dup",
+    "dup2",
+    "pipe",
+    "pipe2",
+    "socket",
+    "bind",
+    "listen",
+    "shutdown",
 ];
 
 pub fn os_call_activity(name: &str) -> HostActivity {
@@ -140,8 +248,23 @@ pub fn acc_activity(kind: u32) -> HostActivity {
 
 /// ENUM_OPENACC_EVENT_KIND labels by id, as nsys exports write them.
 pub const ACC_EVENT_KINDS: &[&str] = &[
-    "Invalid", "Device init", "Device shutdown", "Runtime shutdown", "Enqueue launch", "Enqueue upload", "Enqueue download",
-    "Wait", "Implicit wait", "Compute construct", "UPDATE", "Enter data", "Exit data", "Create", "Delete", "Alloc", "Free",
+    "Invalid",
+    "Device init",
+    "Device shutdown",
+    "Runtime shutdown",
+    "Enqueue launch",
+    "Enqueue upload",
+    "Enqueue download",
+    "Wait",
+    "Implicit wait",
+    "Compute construct",
+    "UPDATE",
+    "Enter data",
+    "Exit data",
+    "Create",
+    "Delete",
+    "Alloc",
+    "Free",
 ];
 
 #[cfg(test)]
@@ -175,13 +298,34 @@ mod tests {
 
     #[test]
     fn mpi_calls_get_extrae_like_activities() {
-        assert_eq!(mpi_activity("MPI_Recv", MpiClass::PointToPoint), HostActivity::MpiRecv);
-        assert_eq!(mpi_activity("MPI_Isend", MpiClass::PointToPoint), HostActivity::MpiImmediateSend);
-        assert_eq!(mpi_activity("MPI_Waitall", MpiClass::StartWait), HostActivity::MpiWait);
-        assert_eq!(mpi_activity("MPI_Allreduce", MpiClass::Collective), HostActivity::MpiCollective);
-        assert_eq!(mpi_activity("MPI_Allreduce", MpiClass::Other), HostActivity::MpiCollective);
-        assert_eq!(mpi_activity("MPI_Init", MpiClass::Other), HostActivity::MpiOther);
-        assert_eq!(os_call_activity("pthread_cond_wait"), HostActivity::OsBlocked);
+        assert_eq!(
+            mpi_activity("MPI_Recv", MpiClass::PointToPoint),
+            HostActivity::MpiRecv
+        );
+        assert_eq!(
+            mpi_activity("MPI_Isend", MpiClass::PointToPoint),
+            HostActivity::MpiImmediateSend
+        );
+        assert_eq!(
+            mpi_activity("MPI_Waitall", MpiClass::StartWait),
+            HostActivity::MpiWait
+        );
+        assert_eq!(
+            mpi_activity("MPI_Allreduce", MpiClass::Collective),
+            HostActivity::MpiCollective
+        );
+        assert_eq!(
+            mpi_activity("MPI_Allreduce", MpiClass::Other),
+            HostActivity::MpiCollective
+        );
+        assert_eq!(
+            mpi_activity("MPI_Init", MpiClass::Other),
+            HostActivity::MpiOther
+        );
+        assert_eq!(
+            os_call_activity("pthread_cond_wait"),
+            HostActivity::OsBlocked
+        );
         assert_eq!(os_call_activity("read"), HostActivity::OsIo);
     }
 

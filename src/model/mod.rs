@@ -5,8 +5,8 @@
 //! alignment), so every sink sees the same, non-negative timeline.
 
 pub mod classify;
-pub mod nccl;
 pub mod names;
+pub mod nccl;
 pub mod objects;
 pub mod record;
 pub mod sink;

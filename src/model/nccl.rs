@@ -4,29 +4,85 @@
 
 use serde::Serialize;
 
-pub const COLLECTIVES: &[&str] =
-    &["AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce", "SendRecv", "Send", "Recv", "AllToAll", "Generic"];
-pub const ALGORITHMS: &[&str] = &["RING", "TREE", "COLLNET_DIRECT", "COLLNET_CHAIN", "NVLS", "NVLS_TREE", "PAT", "COLLNET"];
+pub const COLLECTIVES: &[&str] = &[
+    "AllReduce",
+    "AllGather",
+    "ReduceScatter",
+    "Broadcast",
+    "Reduce",
+    "SendRecv",
+    "Send",
+    "Recv",
+    "AllToAll",
+    "Generic",
+];
+pub const ALGORITHMS: &[&str] = &[
+    "RING",
+    "TREE",
+    "COLLNET_DIRECT",
+    "COLLNET_CHAIN",
+    "NVLS",
+    "NVLS_TREE",
+    "PAT",
+    "COLLNET",
+];
 pub const PROTOCOLS: &[&str] = &["LL", "LL128", "SIMPLE"];
-pub const OPS: &[&str] = &["Sum", "Prod", "Max", "Min", "Avg", "PreMulSum", "SumPostDiv"];
+pub const OPS: &[&str] = &[
+    "Sum",
+    "Prod",
+    "Max",
+    "Min",
+    "Avg",
+    "PreMulSum",
+    "SumPostDiv",
+];
 /// Canonical data type names; aliases below map onto them.
-pub const DATATYPES: &[&str] = &["i8", "u8", "i32", "u32", "i64", "u64", "f16", "f32", "f64", "bf16", "f8e4m3", "f8e5m2"];
+pub const DATATYPES: &[&str] = &[
+    "i8", "u8", "i32", "u32", "i64", "u64", "f16", "f32", "f64", "bf16", "f8e4m3", "f8e5m2",
+];
 const DATATYPE_ALIASES: &[(&str, &str)] = &[
-    ("int8_t", "i8"), ("int8", "i8"), ("char", "i8"), ("uint8_t", "u8"), ("uint8", "u8"), ("int32_t", "i32"), ("int", "i32"),
-    ("int32", "i32"), ("uint32_t", "u32"), ("uint32", "u32"), ("int64_t", "i64"), ("int64", "i64"), ("uint64_t", "u64"),
-    ("uint64", "u64"), ("half", "f16"), ("float16", "f16"), ("float", "f32"), ("float32", "f32"), ("double", "f64"),
-    ("float64", "f64"), ("__nv_bfloat16", "bf16"), ("bfloat16", "bf16"), ("__nv_fp8_e4m3", "f8e4m3"), ("fp8e4m3", "f8e4m3"),
-    ("__nv_fp8_e5m2", "f8e5m2"), ("fp8e5m2", "f8e5m2"),
+    ("int8_t", "i8"),
+    ("int8", "i8"),
+    ("char", "i8"),
+    ("uint8_t", "u8"),
+    ("uint8", "u8"),
+    ("int32_t", "i32"),
+    ("int", "i32"),
+    ("int32", "i32"),
+    ("uint32_t", "u32"),
+    ("uint32", "u32"),
+    ("int64_t", "i64"),
+    ("int64", "i64"),
+    ("uint64_t", "u64"),
+    ("uint64", "u64"),
+    ("half", "f16"),
+    ("float16", "f16"),
+    ("float", "f32"),
+    ("float32", "f32"),
+    ("double", "f64"),
+    ("float64", "f64"),
+    ("__nv_bfloat16", "bf16"),
+    ("bfloat16", "bf16"),
+    ("__nv_fp8_e4m3", "f8e4m3"),
+    ("fp8e4m3", "f8e4m3"),
+    ("__nv_fp8_e5m2", "f8e5m2"),
+    ("fp8e5m2", "f8e5m2"),
 ];
 
 /// 1-based code of `name` in `table` (0 = unknown).
 fn code(table: &[&str], name: &str) -> u32 {
-    table.iter().position(|t| t.eq_ignore_ascii_case(name)).map_or(0, |i| i as u32 + 1)
+    table
+        .iter()
+        .position(|t| t.eq_ignore_ascii_case(name))
+        .map_or(0, |i| i as u32 + 1)
 }
 
 pub fn datatype_code(name: &str) -> u32 {
     let n = name.trim().trim_start_matches("nccl");
-    let canon = DATATYPE_ALIASES.iter().find(|(a, _)| a.eq_ignore_ascii_case(n)).map_or(n, |(_, c)| c);
+    let canon = DATATYPE_ALIASES
+        .iter()
+        .find(|(a, _)| a.eq_ignore_ascii_case(n))
+        .map_or(n, |(_, c)| c);
     code(DATATYPES, canon)
 }
 
@@ -47,10 +103,19 @@ pub struct NcclKernelInfo {
 /// Parses `ncclDevKernel_AllReduce_Sum_bf16_RING_LL(...)` (NCCL ≥ 2.19) and the older
 /// `ncclKernel_AllReduce_RING_LL_Sum_float(...)`; `None` if the name is not an NCCL kernel.
 pub fn parse_kernel_name(name: &str) -> Option<NcclKernelInfo> {
-    let base = name.trim_start_matches("void ").split(['(', '<']).next()?.trim();
-    let rest = base.strip_prefix("ncclDevKernel_").or_else(|| base.strip_prefix("ncclKernel_"))?;
+    let base = name
+        .trim_start_matches("void ")
+        .split(['(', '<'])
+        .next()?
+        .trim();
+    let rest = base
+        .strip_prefix("ncclDevKernel_")
+        .or_else(|| base.strip_prefix("ncclKernel_"))?;
     let tokens: Vec<&str> = rest.split('_').collect();
-    let mut info = NcclKernelInfo { collective: code(COLLECTIVES, tokens.first()?), ..Default::default() };
+    let mut info = NcclKernelInfo {
+        collective: code(COLLECTIVES, tokens.first()?),
+        ..Default::default()
+    };
     let mut i = 1;
     while i < tokens.len() {
         let t = tokens[i];
@@ -98,7 +163,10 @@ pub fn parse_payload(json: &str) -> Option<NcclPayload> {
     let v: serde_json::Value = serde_json::from_str(json).ok()?;
     let obj = v.as_object()?;
     let mut p = NcclPayload::default();
-    let num = |v: &serde_json::Value| v.as_u64().or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()));
+    let num = |v: &serde_json::Value| {
+        v.as_u64()
+            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+    };
     for (k, v) in obj {
         let key = k.to_ascii_lowercase();
         if key.contains("size") {
@@ -126,14 +194,34 @@ mod tests {
 
     #[test]
     fn parses_current_and_old_kernel_names() {
-        let k = parse_kernel_name("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm *, unsigned long, ncclWork *)").unwrap();
-        assert_eq!((k.collective, k.op, k.datatype, k.algorithm, k.protocol), (1, 1, 10, 1, 1));
-        let k = parse_kernel_name("ncclKernel_AllReduce_RING_LL128_Sum_float(ncclWorkElem)").unwrap();
-        assert_eq!((k.collective, k.algorithm, k.protocol, k.op, k.datatype), (1, 1, 2, 1, 8));
-        let k = parse_kernel_name("ncclDevKernel_ReduceScatter_Sum_f32_COLLNET_DIRECT_SIMPLE(x)").unwrap();
+        let k = parse_kernel_name(
+            "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm *, unsigned long, ncclWork *)",
+        )
+        .unwrap();
+        assert_eq!(
+            (k.collective, k.op, k.datatype, k.algorithm, k.protocol),
+            (1, 1, 10, 1, 1)
+        );
+        let k =
+            parse_kernel_name("ncclKernel_AllReduce_RING_LL128_Sum_float(ncclWorkElem)").unwrap();
+        assert_eq!(
+            (k.collective, k.algorithm, k.protocol, k.op, k.datatype),
+            (1, 1, 2, 1, 8)
+        );
+        let k = parse_kernel_name("ncclDevKernel_ReduceScatter_Sum_f32_COLLNET_DIRECT_SIMPLE(x)")
+            .unwrap();
         assert_eq!((k.collective, k.algorithm, k.protocol), (3, 3, 3));
-        let k = parse_kernel_name("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<(unsigned long)4096>)").unwrap();
-        assert_eq!(k, NcclKernelInfo { collective: 6, ..Default::default() });
+        let k = parse_kernel_name(
+            "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<(unsigned long)4096>)",
+        )
+        .unwrap();
+        assert_eq!(
+            k,
+            NcclKernelInfo {
+                collective: 6,
+                ..Default::default()
+            }
+        );
         assert!(parse_kernel_name("gemm_kernel(float*)").is_none());
     }
 

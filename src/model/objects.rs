@@ -51,9 +51,15 @@ pub enum ThreadKind {
         tid: u32,
         name: Option<String>,
     },
-        GpuStream { device: usize, context: u32, stream: u32 },
+    GpuStream {
+        device: usize,
+        context: u32,
+        stream: u32,
+    },
     /// Samples of a GPU's metrics (one pseudo-thread per GPU, in the process that uses it).
-    GpuMetrics { device: usize },
+    GpuMetrics {
+        device: usize,
+    },
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -116,8 +122,14 @@ impl ObjectModel {
                     None => format!("{n} (pid {}, tid {tid})", p.pid),
                 }
             }
-                        ThreadKind::GpuMetrics { device } => format!("{} metrics (pid {})", self.devices[*device].label(), p.pid),
-            ThreadKind::GpuStream { device, stream, context } => {
+            ThreadKind::GpuMetrics { device } => {
+                format!("{} metrics (pid {})", self.devices[*device].label(), p.pid)
+            }
+            ThreadKind::GpuStream {
+                device,
+                stream,
+                context,
+            } => {
                 let d = self.devices[*device].label();
                 let ctx = if self.same_stream_in_other_context(id) {
                     format!(" ctx {context}")
@@ -153,6 +165,9 @@ impl ObjectModel {
 
     /// GPU streams and GPU metrics threads (Idle when nothing runs, not host Running).
     pub fn is_gpu(&self, id: ThreadId) -> bool {
-        matches!(self.thread(id).kind, ThreadKind::GpuStream { .. } | ThreadKind::GpuMetrics { .. })
+        matches!(
+            self.thread(id).kind,
+            ThreadKind::GpuStream { .. } | ThreadKind::GpuMetrics { .. }
+        )
     }
 }

@@ -2,9 +2,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Rows, Statement};
 
 use super::discover::StreamKey;
+use super::partitioned::PartitionedRows;
 use super::StringCache;
 use crate::error::{Error, Result};
 use crate::model::{HostActivity, NameId, Names, Ns, Record, ThreadId};
@@ -38,7 +40,12 @@ pub struct SourceCx<'c> {
 
 impl SourceCx<'_> {
     /// Context of one export, before its family-specific parts are filled in.
-    pub fn new<'c>(file: String, shift: i64, end_time: Ns, strings: StringCache<'c>) -> SourceCx<'c> {
+    pub fn new<'c>(
+        file: String,
+        shift: i64,
+        end_time: Ns,
+        strings: StringCache<'c>,
+    ) -> SourceCx<'c> {
         SourceCx {
             file,
             shift,
@@ -120,6 +127,16 @@ pub struct Query {
     pub sql: String,
     /// What is read, for messages (a table name or a short description).
     pub what: &'static str,
+    /// The same rows as per-resource runs, where the family can be read that way.
+    pub partitioned: Option<super::partitioned::Spec>,
+}
+
+/// Where a cursor's rows come from.
+pub enum RowSource<'s> {
+    /// One SQL query that sorts and gives the lookahead itself (`ORDER BY`, `LEAD`).
+    Sql(Rows<'s>),
+    /// Per-resource runs already in time order, merged in Rust (see partitioned.rs).
+    Partitioned(Box<PartitionedRows<'s>>),
 }
 
 /// An open cursor with its next record decoded ahead (the merge compares heads).
@@ -127,7 +144,7 @@ pub struct Cursor<'s> {
     pub kind: CursorKind,
     pub source: usize,
     pub what: &'static str,
-    pub rows: Rows<'s>,
+    pub rows: RowSource<'s>,
     pub head: Option<Record>,
 }
 
@@ -137,21 +154,26 @@ impl Cursor<'_> {
     pub fn advance(&mut self, cxs: &mut [SourceCx], names: &mut Names) -> Result<()> {
         self.head = None;
         loop {
-            let row = match self.rows.next() {
-                Ok(Some(r)) => r,
-                Ok(None) => return Ok(()),
-                Err(e) => return Err(Error::read(&cxs[self.source].file, self.what, e)),
+            let rec = match &mut self.rows {
+                RowSource::Sql(rows) => {
+                    let row = match rows.next() {
+                        Ok(Some(r)) => r,
+                        Ok(None) => return Ok(()),
+                        Err(e) => return Err(Error::read(&cxs[self.source].file, self.what, e)),
+                    };
+                    decode(self.kind, row, self.source, cxs, names)?
+                }
+                RowSource::Partitioned(p) => {
+                    let Some(next) = p.next_row(&cxs[self.source].file)? else {
+                        return Ok(());
+                    };
+                    let mut rec = decode(self.kind, &next.row, self.source, cxs, names)?;
+                    if let Some(r) = &mut rec {
+                        set_lookahead(r, next.start, next.next_start, &cxs[self.source]);
+                    }
+                    rec
+                }
             };
-            let cx = &mut cxs[self.source];
-            let rec = match self.kind {
-                CursorKind::Gpu => super::gpu::decode(row, cx, names),
-                CursorKind::Host => super::host::decode(row, cx, names),
-                CursorKind::Nvtx => super::nvtx::decode(row, cx, names),
-                CursorKind::Link => super::links::decode(row, cx),
-                CursorKind::MpiSend => super::mpi_p2p::decode(row, self.source, cxs),
-                CursorKind::GpuMetrics => super::gpu_metrics::decode(row, cx, names),
-                CursorKind::Sched => super::sched::decode(row, cx),
-            }?;
             if rec.is_some() {
                 self.head = rec;
                 return Ok(());
@@ -160,16 +182,85 @@ impl Cursor<'_> {
     }
 }
 
+/// Decodes one row of a cursor of `kind` (every input's context is passed: matching an MPI send
+/// reads the receiver's input).
+fn decode<R: Fields + ?Sized>(
+    kind: CursorKind,
+    row: &R,
+    source: usize,
+    cxs: &mut [SourceCx],
+    names: &mut Names,
+) -> Result<Option<Record>> {
+    let cx = &mut cxs[source];
+    match kind {
+        CursorKind::Gpu => super::gpu::decode(row, cx, names),
+        CursorKind::Host => super::host::decode(row, cx, names),
+        CursorKind::Nvtx => super::nvtx::decode(row, cx, names),
+        CursorKind::Link => super::links::decode(row, cx),
+        CursorKind::MpiSend => super::mpi_p2p::decode(row, source, cxs),
+        CursorKind::GpuMetrics => super::gpu_metrics::decode(row, cx, names),
+        CursorKind::Sched => super::sched::decode(row, cx),
+    }
+}
+
+/// Fills in what the SQL path's `LEAD` gives, for a record read from per-resource runs: the start
+/// of the next row on the same stream or thread (raw export time), or `None` after the last one.
+fn set_lookahead(rec: &mut Record, start_raw: i64, next_raw: Option<i64>, cx: &SourceCx) {
+    match rec {
+        Record::Gpu(op) => op.next_on_stream = next_raw.map(|n| cx.time(n)),
+        Record::Host(call) => call.next_on_thread = next_raw.map(|n| cx.time(n)),
+        Record::Sched(run) => run.end = super::sched::run_end(start_raw, next_raw, cx),
+        _ => {}
+    }
+}
+
+/// A row whose columns can be read by index: a live SQLite row, or one buffered in memory.
+pub trait Fields {
+    fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>>;
+    fn column_name(&self, i: usize) -> &str;
+}
+
+impl Fields for rusqlite::Row<'_> {
+    fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
+        self.get_ref(i)
+    }
+    fn column_name(&self, i: usize) -> &str {
+        self.as_ref().column_name(i).unwrap_or("?")
+    }
+}
+
+/// A row copied out of SQLite (the partitioned reader fetches rows in batches).
+pub struct BufferedRow {
+    pub values: Vec<Value>,
+    pub columns: std::rc::Rc<[String]>,
+}
+
+impl Fields for BufferedRow {
+    fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
+        self.values
+            .get(i)
+            .map(ValueRef::from)
+            .ok_or(rusqlite::Error::InvalidColumnIndex(i))
+    }
+    fn column_name(&self, i: usize) -> &str {
+        self.columns.get(i).map_or("?", |c| c.as_str())
+    }
+}
+
 /// Reads column `i` as an optional integer, naming the column if its type is wrong.
-pub fn int(row: &rusqlite::Row, i: usize, cx: &SourceCx, what: &str) -> Result<Option<i64>> {
-    use rusqlite::types::ValueRef;
-    match row.get_ref(i) {
+pub fn int<R: Fields + ?Sized>(
+    row: &R,
+    i: usize,
+    cx: &SourceCx,
+    what: &str,
+) -> Result<Option<i64>> {
+    match row.value(i) {
         Ok(ValueRef::Null) => Ok(None),
         Ok(ValueRef::Integer(v)) => Ok(Some(v)),
         Ok(ValueRef::Real(v)) if v.fract() == 0.0 && v.abs() < 9.0e18 => Ok(Some(v as i64)),
         Ok(other) => Err(cx.bad(format!(
             "{what}: column {} holds {:?}, expected an integer",
-            row.as_ref().column_name(i).unwrap_or("?"),
+            row.column_name(i),
             other.data_type()
         ))),
         Err(e) => Err(Error::read(&cx.file, what, e)),
@@ -177,9 +268,13 @@ pub fn int(row: &rusqlite::Row, i: usize, cx: &SourceCx, what: &str) -> Result<O
 }
 
 /// Reads column `i` as optional text.
-pub fn text(row: &rusqlite::Row, i: usize, cx: &SourceCx, what: &str) -> Result<Option<String>> {
-    use rusqlite::types::ValueRef;
-    match row.get_ref(i) {
+pub fn text<R: Fields + ?Sized>(
+    row: &R,
+    i: usize,
+    cx: &SourceCx,
+    what: &str,
+) -> Result<Option<String>> {
+    match row.value(i) {
         Ok(ValueRef::Null) => Ok(None),
         Ok(ValueRef::Text(t)) => Ok(Some(String::from_utf8_lossy(t).into_owned())),
         Ok(ValueRef::Integer(v)) => Ok(Some(v.to_string())),

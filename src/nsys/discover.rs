@@ -1,6 +1,7 @@
 //! The pass before the stream: which processes, host threads, GPU streams, devices and NVTX domains
 //! have activity, and the time span. Paraver needs all objects and the end time in the header, so
-//! they are found first with small GROUP BY queries (memory: one entry per resource, not per row).
+//! they are found first by grouping each table's rows per resource in one plain scan (memory: one
+//! entry per resource, not per row).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -111,6 +112,54 @@ fn scalar<T: FromSql>(
         .map_err(|e| Error::read(&ex.label, what, e))
 }
 
+/// One group of [`grouped`]: key columns, MIN(lo), MAX(hi) and COUNT(*).
+type Group = ([i64; 4], Option<i64>, Option<i64>, i64);
+
+/// `SELECT keys…, MIN(lo), MAX(hi), COUNT(*) … GROUP BY keys` computed in Rust over a plain scan
+/// of `sql` (which gives the `nkeys` key columns, then lo, then hi): exports have no indexes, so
+/// SQLite's GROUP BY sorts the whole table, while a map over the resources does not. Groups come
+/// out in key order, as GROUP BY gives them; NULL lo/hi are ignored, as MIN/MAX do.
+fn grouped(ex: &Export, what: &str, sql: &str, nkeys: usize) -> Result<Vec<Group>> {
+    use std::collections::HashMap;
+    let read = |e| Error::read(&ex.label, what, e);
+    let mut st = ex.conn.prepare(sql).map_err(read)?;
+    let mut q = st.query([]).map_err(read)?;
+    let mut groups: HashMap<[i64; 4], usize> = HashMap::new();
+    let mut out: Vec<Group> = Vec::new();
+    let mut last: Option<([i64; 4], usize)> = None;
+    while let Some(r) = q.next().map_err(read)? {
+        let mut key = [0i64; 4];
+        for (i, k) in key.iter_mut().enumerate().take(nkeys) {
+            *k = r.get(i).map_err(read)?;
+        }
+        let lo: Option<i64> = r.get(nkeys).map_err(read)?;
+        let hi: Option<i64> = r.get(nkeys + 1).map_err(read)?;
+        let g = match last {
+            Some((k, g)) if k == key => g,
+            _ => {
+                let g = *groups.entry(key).or_insert_with(|| {
+                    out.push((key, None, None, 0));
+                    out.len() - 1
+                });
+                last = Some((key, g));
+                g
+            }
+        };
+        let e = &mut out[g];
+        e.1 = match (e.1, lo) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        e.2 = match (e.2, hi) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        e.3 += 1;
+    }
+    out.sort_unstable_by_key(|g| g.0);
+    Ok(out)
+}
+
 pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
     let s = &ex.schema;
     let mut d = Discovery::default();
@@ -126,7 +175,12 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
     }
 
     // GPU streams and time span of GPU work.
-    for f in [Family::Kernel, Family::Memcpy, Family::Memset, Family::Graphs] {
+    for f in [
+        Family::Kernel,
+        Family::Memcpy,
+        Family::Memset,
+        Family::Graphs,
+    ] {
         if !d.families.contains(&f) {
             continue;
         }
@@ -138,20 +192,9 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
         )?;
         let ctx = s.col_or_null(t, "contextId");
         let sql = format!(
-            "SELECT globalPid, deviceId, COALESCE({ctx}, 0), streamId, MIN(start), MAX(MAX(end, start)), COUNT(*) FROM {t} \
-             WHERE start IS NOT NULL GROUP BY 1, 2, 3, 4"
+            "SELECT globalPid, deviceId, COALESCE({ctx}, 0), streamId, start, MAX(end, start) FROM {t} WHERE start IS NOT NULL"
         );
-        for (gp, dev, c, st, lo, hi, n) in rows(ex, t, &sql, [], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, i64>(2)?,
-                r.get::<_, i64>(3)?,
-                r.get::<_, Option<i64>>(4)?,
-                r.get::<_, Option<i64>>(5)?,
-                r.get::<_, i64>(6)?,
-            ))
-        })? {
+        for ([gp, dev, c, st], lo, hi, n) in grouped(ex, t, &sql, 4)? {
             d.record_estimate += n as u64;
             let key = (
                 process_key(gp),
@@ -173,30 +216,35 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
 
     // Host threads: CUDA API, MPI and OS runtime calls (they set the thread's state).
     let host_tables: Vec<(&str, &[&str])> = [
-        (Family::CudaApi, &["start", "end", "globalTid", "nameId", "correlationId"][..]),
+        (
+            Family::CudaApi,
+            &["start", "end", "globalTid", "nameId", "correlationId"][..],
+        ),
         (Family::Mpi, &["start", "end", "globalTid", "textId"][..]),
         (Family::Osrt, &["start", "end", "globalTid", "nameId"][..]),
-        (Family::OpenAcc, &["start", "end", "globalTid", "nameId", "eventKind"][..]),
+        (
+            Family::OpenAcc,
+            &["start", "end", "globalTid", "nameId", "eventKind"][..],
+        ),
     ]
     .iter()
     .filter(|(f, _)| d.families.contains(f))
-    .flat_map(|(f, cols)| f.tables().iter().filter(|t| s.has_table(t)).map(move |t| (*t, *cols)))
+    .flat_map(|(f, cols)| {
+        f.tables()
+            .iter()
+            .filter(|t| s.has_table(t))
+            .map(move |t| (*t, *cols))
+    })
     .collect();
     for (t, cols) in host_tables {
         s.require_columns(&ex.label, t, cols)?;
-        let filter = if t == "OSRT_API" { super::host::osrt_filter(s) } else { String::new() };
-        let sql = format!(
-            "SELECT globalTid, MIN(start), MAX(MAX(end, start)), COUNT(*) FROM {t} \
-             WHERE start IS NOT NULL AND globalTid IS NOT NULL {filter} GROUP BY 1"
-        );
-        for (gt, lo, hi, n) in rows(ex, t, &sql, [], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, Option<i64>>(1)?,
-                r.get::<_, Option<i64>>(2)?,
-                r.get::<_, i64>(3)?,
-            ))
-        })? {
+        let filter = if t == "OSRT_API" {
+            super::host::osrt_filter(s)
+        } else {
+            String::new()
+        };
+        let sql = format!("SELECT globalTid, start, MAX(end, start) FROM {t} WHERE start IS NOT NULL AND globalTid IS NOT NULL {filter}");
+        for ([gt, ..], lo, hi, n) in grouped(ex, t, &sql, 1)? {
             d.record_estimate += n as u64;
             d.host_threads.entry(gt).or_default().busy_from(lo);
             d.widen(lo, hi);
@@ -215,18 +263,10 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
             .join(",");
         let domain = s.col_or_null(t, "domainId");
         let sql = format!(
-            "SELECT globalTid, COALESCE({domain}, 0), MIN(start), MAX(CASE WHEN end IS NULL OR end < start THEN start ELSE end END), COUNT(*) \
-             FROM {t} WHERE eventType IN ({types}) AND start IS NOT NULL AND globalTid IS NOT NULL GROUP BY 1, 2"
+            "SELECT globalTid, COALESCE({domain}, 0), start, CASE WHEN end IS NULL OR end < start THEN start ELSE end END \
+             FROM {t} WHERE eventType IN ({types}) AND start IS NOT NULL AND globalTid IS NOT NULL"
         );
-        for (gt, dom, lo, hi, n) in rows(ex, t, &sql, [], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, Option<i64>>(2)?,
-                r.get::<_, Option<i64>>(3)?,
-                r.get::<_, i64>(4)?,
-            ))
-        })? {
+        for ([gt, dom, ..], lo, hi, n) in grouped(ex, t, &sql, 2)? {
             d.host_threads.entry(gt).or_default();
             if dom != 0 {
                 d.used_domains.insert((process_key(gt), dom));
@@ -255,10 +295,8 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
     if d.families.contains(&Family::Sched) {
         let t = super::sched::TABLE;
         s.require_columns(&ex.label, t, &["start", "cpu", "isSchedIn", "globalTid"])?;
-        let sql = format!("SELECT globalTid, MIN(start), MAX(start), COUNT(*) FROM {t} WHERE start IS NOT NULL AND globalTid IS NOT NULL GROUP BY 1");
-        for (gt, lo, hi, n) in rows(ex, t, &sql, [], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, Option<i64>>(2)?, r.get::<_, i64>(3)?))
-        })? {
+        let sql = format!("SELECT globalTid, start, start FROM {t} WHERE start IS NOT NULL AND globalTid IS NOT NULL");
+        for ([gt, ..], lo, hi, n) in grouped(ex, t, &sql, 1)? {
             d.host_threads.entry(gt).or_default();
             d.record_estimate += n as u64 / 2;
             d.widen(lo, hi);
@@ -313,9 +351,16 @@ fn read_domains(ex: &Export, d: &mut Discovery) -> Result<()> {
     // payload schemas name their fields "NCCL ...": recognise the domain by them.
     let schemas = "NVTX_PAYLOAD_SCHEMA_ENTRIES";
     if s.has_columns(schemas, &["domainId", "name"]) {
-        let unnamed: Vec<(i64, i64)> = d.used_domains.iter().filter(|k| !d.domains.contains_key(k)).copied().collect();
+        let unnamed: Vec<(i64, i64)> = d
+            .used_domains
+            .iter()
+            .filter(|k| !d.domains.contains_key(k))
+            .copied()
+            .collect();
         for key in unnamed {
-            let sql = format!("SELECT 1 FROM {schemas} WHERE domainId = ?1 AND name LIKE 'NCCL %' LIMIT 1");
+            let sql = format!(
+                "SELECT 1 FROM {schemas} WHERE domainId = ?1 AND name LIKE 'NCCL %' LIMIT 1"
+            );
             if scalar::<i64>(ex, schemas, &sql, [key.1])?.is_some() {
                 d.domains.insert(key, "NCCL".to_owned());
             }
@@ -330,16 +375,25 @@ fn find_nvtx_mpi(ex: &Export, opts: &Options, d: &mut Discovery) -> Result<()> {
     if !opts.wants(Family::Mpi) || Family::Mpi.tables().iter().any(|t| ex.schema.has_table(t)) {
         return Ok(());
     }
-    let ids: BTreeSet<i64> = d.domains.iter().filter(|(k, name)| name.as_str() == "MPI" && d.used_domains.contains(k)).map(|(k, _)| k.1).collect();
+    let ids: BTreeSet<i64> = d
+        .domains
+        .iter()
+        .filter(|(k, name)| name.as_str() == "MPI" && d.used_domains.contains(k))
+        .map(|(k, _)| k.1)
+        .collect();
     if ids.is_empty() {
         return Ok(());
     }
-    let list = ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let list = ids
+        .iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
     let sql = format!(
-        "SELECT globalTid, MIN(start), COUNT(*) FROM NVTX_EVENTS WHERE eventType IN (59, 70) AND domainId IN ({list}) \
-         AND start IS NOT NULL AND globalTid IS NOT NULL GROUP BY 1"
+        "SELECT globalTid, start, NULL FROM NVTX_EVENTS WHERE eventType IN (59, 70) AND domainId IN ({list}) \
+         AND start IS NOT NULL AND globalTid IS NOT NULL"
     );
-    for (gt, lo, n) in rows(ex, "NVTX MPI ranges", &sql, [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, i64>(2)?)))? {
+    for ([gt, ..], lo, _, n) in grouped(ex, "NVTX MPI ranges", &sql, 1)? {
         d.host_threads.entry(gt).or_default().busy_from(lo);
         d.record_estimate += n as u64;
     }
@@ -351,20 +405,28 @@ fn find_nvtx_mpi(ex: &Export, opts: &Options, d: &mut Discovery) -> Result<()> {
 /// GPUs that have metric samples, the samples' time span, and the metric names.
 fn read_gpu_metrics(ex: &Export, d: &mut Discovery) -> Result<()> {
     use super::gpu_metrics::{gpu_of, NAMES_TABLE, TABLE};
-    ex.schema.require_columns(&ex.label, TABLE, &["timestamp", "typeId", "metricId", "value"])?;
-    let sql = format!("SELECT typeId, MIN(timestamp), MAX(timestamp), COUNT(*) FROM {TABLE} WHERE timestamp >= 0 GROUP BY 1");
-    for (type_id, lo, hi, n) in rows(ex, TABLE, &sql, [], |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?, r.get::<_, Option<i64>>(2)?, r.get::<_, i64>(3)?))
-    })? {
+    ex.schema.require_columns(
+        &ex.label,
+        TABLE,
+        &["timestamp", "typeId", "metricId", "value"],
+    )?;
+    let sql = format!("SELECT typeId, timestamp, timestamp FROM {TABLE} WHERE timestamp >= 0");
+    for ([type_id, ..], lo, hi, n) in grouped(ex, TABLE, &sql, 1)? {
         let gpu = gpu_of(type_id);
         d.metric_gpus.insert(gpu);
         d.devices.entry(gpu).or_insert(None);
         d.record_estimate += n as u64;
         d.widen(lo, hi);
     }
-    if ex.schema.has_columns(NAMES_TABLE, &["metricId", "metricName"]) {
-        let sql = format!("SELECT metricId, metricName FROM {NAMES_TABLE} ORDER BY typeId, metricId");
-        for (id, name) in rows(ex, NAMES_TABLE, &sql, [], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
+    if ex
+        .schema
+        .has_columns(NAMES_TABLE, &["metricId", "metricName"])
+    {
+        let sql =
+            format!("SELECT metricId, metricName FROM {NAMES_TABLE} ORDER BY typeId, metricId");
+        for (id, name) in rows(ex, NAMES_TABLE, &sql, [], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+        })? {
             d.metric_names.entry(id).or_insert(name);
         }
     }

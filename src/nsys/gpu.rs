@@ -1,13 +1,12 @@
 //! GPU work: kernels, memcpy, memset and whole CUDA graph replays, read as one cursor so that each
-//! operation knows the start of the next one on its stream (SQL `LEAD`), which gives the idle gaps
-//! without buffering.
+//! operation knows the start of the next one on its stream (SQL `LEAD`, or the partitioned reader's
+//! lookahead), which gives the idle gaps without buffering.
 
 use std::collections::BTreeSet;
 
-use rusqlite::Row;
-
-use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Query, SourceCx};
+use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Fields, Query, SourceCx};
 use super::ids::process_key;
+use super::partitioned::{Member, Spec};
 use super::Schema;
 use crate::error::Result;
 use crate::model::classify::kernel_class;
@@ -22,18 +21,55 @@ const FAM_GRAPH: i64 = 3;
 /// Columns of the union, in order; in a row, column `COLUMNS[i]` is at index i + 1 (after `fam`)
 /// and `LEAD(start)` follows the last one.
 const COLUMNS: &[&str] = &[
-    "start", "end", "globalPid", "deviceId", "contextId", "streamId", "correlationId", "demangledName", "shortName",
-    "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
-    "dynamicSharedMemory", "localMemoryPerThread", "localMemoryTotal", "bytes", "copyKind", "srcKind", "dstKind", "value",
-    "memKind", "graphNodeId", "graphId", "graphExecId",
+    "start",
+    "end",
+    "globalPid",
+    "deviceId",
+    "contextId",
+    "streamId",
+    "correlationId",
+    "demangledName",
+    "shortName",
+    "gridX",
+    "gridY",
+    "gridZ",
+    "blockX",
+    "blockY",
+    "blockZ",
+    "registersPerThread",
+    "staticSharedMemory",
+    "dynamicSharedMemory",
+    "localMemoryPerThread",
+    "localMemoryTotal",
+    "bytes",
+    "copyKind",
+    "srcKind",
+    "dstKind",
+    "value",
+    "memKind",
+    "graphNodeId",
+    "graphId",
+    "graphExecId",
 ];
 
 /// Row index of a column.
 fn at(col: &str) -> usize {
-    COLUMNS.iter().position(|c| *c == col).expect("known column") + 1
+    COLUMNS
+        .iter()
+        .position(|c| *c == col)
+        .expect("known column")
+        + 1
 }
 
-const COMMON: &[&str] = &["start", "end", "globalPid", "deviceId", "contextId", "streamId", "correlationId"];
+const COMMON: &[&str] = &[
+    "start",
+    "end",
+    "globalPid",
+    "deviceId",
+    "contextId",
+    "streamId",
+    "correlationId",
+];
 
 /// The columns each family fills (others are NULL in its rows).
 fn filled(fam: i64) -> Vec<&'static str> {
@@ -55,50 +91,134 @@ fn select_for(schema: &Schema, fam: i64, table: &str) -> String {
     let cols: Vec<String> = COLUMNS
         .iter()
         .map(|c| {
-            let v = if wanted.contains(c) { schema.col_or_null(table, c) } else { "NULL".into() };
+            let v = if wanted.contains(c) {
+                schema.col_or_null(table, c)
+            } else {
+                "NULL".into()
+            };
             format!("{v} AS \"{c}\"")
         })
         .collect();
-    format!("SELECT {fam} AS fam, rowid AS rid, {} FROM {table} WHERE start IS NOT NULL", cols.join(", "))
+    format!(
+        "SELECT {fam} AS fam, rowid AS rid, {} FROM {table} WHERE start IS NOT NULL",
+        cols.join(", ")
+    )
 }
 
-const FAMILIES: [(i64, Family); 4] =
-    [(FAM_KERNEL, Family::Kernel), (FAM_MEMCPY, Family::Memcpy), (FAM_MEMSET, Family::Memset), (FAM_GRAPH, Family::Graphs)];
+const FAMILIES: [(i64, Family); 4] = [
+    (FAM_KERNEL, Family::Kernel),
+    (FAM_MEMCPY, Family::Memcpy),
+    (FAM_MEMSET, Family::Memset),
+    (FAM_GRAPH, Family::Graphs),
+];
 
 /// The GPU cursor of one export, if it has any selected GPU family.
 pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Option<Query> {
-    let parts: Vec<String> = FAMILIES
-        .iter()
-        .filter(|(_, f)| families.contains(f))
-        .map(|(fam, f)| select_for(schema, *fam, f.table()))
-        .collect();
-    if parts.is_empty() {
+    let members = members(schema, families);
+    if members.is_empty() {
         return None;
     }
+    let union: Vec<&str> = members.iter().map(|m| m.sql.as_str()).collect();
     let sql = format!(
         "SELECT fam, {cols}, LEAD(start) OVER (PARTITION BY globalPid, deviceId, ctx, streamId ORDER BY start, fam, rid) \
          FROM (SELECT *, COALESCE(contextId, 0) AS ctx FROM ({union})) ORDER BY start, fam, rid",
-        cols = COLUMNS.iter().map(|c| format!("\"{c}\"")).collect::<Vec<_>>().join(", "),
-        union = parts.join(" UNION ALL "),
+        cols = quoted_columns(),
+        union = union.join(" UNION ALL "),
     );
-    Some(Query { kind: CursorKind::Gpu, source, sql, what: "GPU activity (kernels, memcpy, memset, graphs)" })
+    let spec = Spec {
+        kind: CursorKind::Gpu,
+        source,
+        what: WHAT_ALL,
+        partition: [
+            "\"globalPid\"",
+            "\"deviceId\"",
+            "COALESCE(\"contextId\", 0)",
+            "\"streamId\"",
+        ]
+        .map(String::from)
+        .to_vec(),
+        columns: std::iter::once("fam".to_owned())
+            .chain(COLUMNS.iter().map(|c| format!("\"{c}\"")))
+            .chain(["NULL".to_owned()])
+            .collect(),
+        members,
+    };
+    Some(Query {
+        kind: CursorKind::Gpu,
+        source,
+        sql,
+        what: WHAT_ALL,
+        partitioned: Some(spec),
+    })
+}
+
+const WHAT_ALL: &str = "GPU activity (kernels, memcpy, memset, graphs)";
+
+fn quoted_columns() -> String {
+    COLUMNS
+        .iter()
+        .map(|c| format!("\"{c}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One member per selected GPU table, each giving every column of the union.
+fn members(schema: &Schema, families: &BTreeSet<Family>) -> Vec<Member> {
+    FAMILIES
+        .iter()
+        .filter(|(_, f)| families.contains(f))
+        .map(|(fam, f)| {
+            let wanted = filled(*fam);
+            // fam, the union's columns, the lookahead (filled in by the reader).
+            let present = std::iter::once(true)
+                .chain(COLUMNS.iter().map(|c| wanted.contains(c)))
+                .chain([false])
+                .collect();
+            Member {
+                fam: *fam,
+                sql: select_for(schema, *fam, f.table()),
+                present,
+            }
+        })
+        .collect()
 }
 
 const WHAT: &str = "GPU activity";
 
-pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<Record>> {
+pub fn decode<R: Fields + ?Sized>(
+    row: &R,
+    cx: &mut SourceCx,
+    names: &mut Names,
+) -> Result<Option<Record>> {
     let g = |col: &str, cx: &SourceCx| int(row, at(col), cx, WHAT);
     let fam = int(row, 0, cx, WHAT)?.unwrap_or(FAM_KERNEL);
-    let Some(start) = g("start", cx)? else { return Ok(None) };
-    let table = FAMILIES.iter().find(|(f, _)| *f == fam).map_or(Family::Kernel, |(_, f)| *f).table();
-    let (start_t, end_t) = cx.interval(table, start, g("end", cx)?);
-    let (Some(gpid), Some(dev), Some(stream)) = (g("globalPid", cx)?, g("deviceId", cx)?, g("streamId", cx)?) else {
-        cx.warn(format!("{table}: rows without process, device or stream were skipped"));
+    let Some(start) = g("start", cx)? else {
         return Ok(None);
     };
-    let key = (process_key(gpid), u32_or_0(Some(dev)), u32_or_0(g("contextId", cx)?.or(Some(0))), u32_or_0(Some(stream)));
+    let table = FAMILIES
+        .iter()
+        .find(|(f, _)| *f == fam)
+        .map_or(Family::Kernel, |(_, f)| *f)
+        .table();
+    let (start_t, end_t) = cx.interval(table, start, g("end", cx)?);
+    let (Some(gpid), Some(dev), Some(stream)) =
+        (g("globalPid", cx)?, g("deviceId", cx)?, g("streamId", cx)?)
+    else {
+        cx.warn(format!(
+            "{table}: rows without process, device or stream were skipped"
+        ));
+        return Ok(None);
+    };
+    let key = (
+        process_key(gpid),
+        u32_or_0(Some(dev)),
+        u32_or_0(g("contextId", cx)?.or(Some(0))),
+        u32_or_0(Some(stream)),
+    );
     let Some(&(thread, device)) = cx.streams.get(&key) else {
-        return Err(cx.bad(format!("table {table}: stream {key:?} appeared after discovery")));
+        return Err(cx.bad(format!(
+            "table {table}: stream {key:?} appeared after discovery"
+        )));
     };
     let correlation_id = u64_or_0(g("correlationId", cx)?);
     let next_on_stream = int(row, COLUMNS.len() + 1, cx, WHAT)?.map(|n| cx.time(n));
@@ -121,8 +241,16 @@ pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<
                 name,
                 short_name,
                 class,
-                grid: [u32_of("gridX", cx)?, u32_of("gridY", cx)?, u32_of("gridZ", cx)?],
-                block: [u32_of("blockX", cx)?, u32_of("blockY", cx)?, u32_of("blockZ", cx)?],
+                grid: [
+                    u32_of("gridX", cx)?,
+                    u32_of("gridY", cx)?,
+                    u32_of("gridZ", cx)?,
+                ],
+                block: [
+                    u32_of("blockX", cx)?,
+                    u32_of("blockY", cx)?,
+                    u32_of("blockZ", cx)?,
+                ],
                 registers_per_thread: u32_of("registersPerThread", cx)?,
                 static_shared_memory: u32_of("staticSharedMemory", cx)?,
                 dynamic_shared_memory: u32_of("dynamicSharedMemory", cx)?,
@@ -142,10 +270,24 @@ pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<
             mem_kind: g("memKind", cx)?.and_then(|v| u32::try_from(v).ok()),
         }),
         _ => {
-            let (graph_id, exec_id) = (u64_or_0(g("graphId", cx)?), u64_or_0(g("graphExecId", cx)?));
+            let (graph_id, exec_id) =
+                (u64_or_0(g("graphId", cx)?), u64_or_0(g("graphExecId", cx)?));
             let name = names.intern(&format!("CUDA graph {graph_id} exec {exec_id}"));
-            GpuOpKind::Graph(GraphExec { name, graph_id, exec_id })
+            GpuOpKind::Graph(GraphExec {
+                name,
+                graph_id,
+                exec_id,
+            })
         }
     };
-    Ok(Some(Record::Gpu(GpuOp { thread, device, start: start_t, end: end_t, next_on_stream, correlation_id, graph_node_id, kind })))
+    Ok(Some(Record::Gpu(GpuOp {
+        thread,
+        device,
+        start: start_t,
+        end: end_t,
+        next_on_stream,
+        correlation_id,
+        graph_node_id,
+        kind,
+    })))
 }

@@ -2,9 +2,7 @@
 //! named by TARGET_INFO_GPU_METRICS. The GPU is `typeId & 0xFF` (as nsys2prv reads it); every GPU
 //! gets one metrics pseudo-thread, in the process that uses that GPU.
 
-use rusqlite::Row;
-
-use super::cursor::{int, CursorKind, Query, SourceCx};
+use super::cursor::{int, CursorKind, Fields, Query, SourceCx};
 use crate::error::Result;
 use crate::model::{MetricSample, Names, Record};
 
@@ -21,13 +19,27 @@ pub fn query(source: usize) -> Query {
         "SELECT timestamp, typeId, metricId, value FROM {TABLE} \
          WHERE timestamp IS NOT NULL AND timestamp >= 0 ORDER BY timestamp, typeId, metricId"
     );
-    Query { kind: CursorKind::GpuMetrics, source, sql, what: "GPU metrics" }
+    Query {
+        kind: CursorKind::GpuMetrics,
+        source,
+        sql,
+        what: "GPU metrics",
+        partitioned: None,
+    }
 }
 
-pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<Record>> {
+pub fn decode<R: Fields + ?Sized>(
+    row: &R,
+    cx: &mut SourceCx,
+    names: &mut Names,
+) -> Result<Option<Record>> {
     let g = |i: usize, cx: &SourceCx| int(row, i, cx, TABLE);
-    let (Some(ts), Some(type_id), Some(metric)) = (g(0, cx)?, g(1, cx)?, g(2, cx)?) else { return Ok(None) };
-    let Some(&thread) = cx.metric_threads.get(&gpu_of(type_id)) else { return Ok(None) };
+    let (Some(ts), Some(type_id), Some(metric)) = (g(0, cx)?, g(1, cx)?, g(2, cx)?) else {
+        return Ok(None);
+    };
+    let Some(&thread) = cx.metric_threads.get(&gpu_of(type_id)) else {
+        return Ok(None);
+    };
     let value = match g(3, cx)? {
         Some(v) if v >= 0 => v as u64,
         Some(_) => {
@@ -45,6 +57,13 @@ pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<
             n
         }
     };
-    let metric_id = u32::try_from(metric).map_err(|_| cx.bad(format!("{TABLE}: metricId {metric} out of range")))?;
-    Ok(Some(Record::Metric(MetricSample { thread, time: cx.time(ts), metric_id, name, value })))
+    let metric_id = u32::try_from(metric)
+        .map_err(|_| cx.bad(format!("{TABLE}: metricId {metric} out of range")))?;
+    Ok(Some(Record::Metric(MetricSample {
+        thread,
+        time: cx.time(ts),
+        metric_id,
+        name,
+        value,
+    })))
 }

@@ -6,14 +6,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rusqlite::Row;
-
-use super::cursor::{int, text, u64_or_0, CursorKind, Query, SourceCx};
+use super::cursor::{int, text, u64_or_0, CursorKind, Fields, Query, SourceCx};
 use super::discover::Discovery;
+use super::partitioned::{Member, Spec};
 use super::Schema;
 use crate::error::Result;
-use crate::model::classify::{acc_activity, cuda_call_activity, mpi_activity, os_call_activity, strip_api_version};
-use crate::model::{AccCall, AccClass, ApiLayer, CudaCall, HostCall, HostCallKind, MpiCall, MpiClass, Names, OsCall, Record};
+use crate::model::classify::{
+    acc_activity, cuda_call_activity, mpi_activity, os_call_activity, strip_api_version,
+};
+use crate::model::{
+    AccCall, AccClass, ApiLayer, CudaCall, HostCall, HostCallKind, MpiCall, MpiClass, Names,
+    OsCall, Record,
+};
 use crate::options::Family;
 
 /// `eventClass` of driver API calls (TRACE_PROCESS_EVENT_CUDA_DRIVER).
@@ -33,7 +37,8 @@ const FAM_ACC_OTHER: i64 = 9;
 /// Columns of the union after fam, rid, start, end, globalTid; in a row, column `UNION[i]` is at
 /// index i + 4 (fam 0, start 1, end 2, globalTid 3) and `LEAD(start)` follows the last one.
 const UNION: &[&str] = &[
-    "nm", "txt", "corr", "cls", "size", "recvSize", "tag", "peer", "root", "comm", "reqs", "ekind", "line", "src", "func", "kname",
+    "nm", "txt", "corr", "cls", "size", "recvSize", "tag", "peer", "root", "comm", "reqs", "ekind",
+    "line", "src", "func", "kname",
 ];
 
 fn at(col: &str) -> usize {
@@ -41,55 +46,125 @@ fn at(col: &str) -> usize {
 }
 
 /// One member of the union: `cols` maps union columns to expressions of `table` (others NULL).
-fn member(fam: i64, table: &str, cols: &[(&str, String)], filter: &str, group: &str) -> String {
+/// (`grouped`: the member aggregates rows, so it cannot be read by rowid ranges.)
+fn member(
+    fam: i64,
+    table: &str,
+    cols: &[(&str, String)],
+    filter: &str,
+    group: &str,
+) -> (Member, bool) {
     let map: BTreeMap<&str, &String> = cols.iter().map(|(k, v)| (*k, v)).collect();
-    let list: Vec<String> =
-        UNION.iter().map(|c| format!("{} AS {c}", map.get(c).map_or("NULL", |v| v.as_str()))).collect();
-    let rid = if group.is_empty() { "rowid" } else { "MIN(rowid)" };
-    format!(
+    let list: Vec<String> = UNION
+        .iter()
+        .map(|c| format!("{} AS {c}", map.get(c).map_or("NULL", |v| v.as_str())))
+        .collect();
+    let rid = if group.is_empty() {
+        "rowid"
+    } else {
+        "MIN(rowid)"
+    };
+    let sql = format!(
         "SELECT {fam} AS fam, {rid} AS rid, start, end, globalTid, {} FROM {table} \
          WHERE start IS NOT NULL AND globalTid IS NOT NULL {filter} {group}",
         list.join(", ")
-    )
+    );
+    // fam, start, end, globalTid, the union's columns, the lookahead (filled in by the reader).
+    let present = [true; 4]
+        .into_iter()
+        .chain(UNION.iter().map(|c| map.contains_key(c)))
+        .chain([false])
+        .collect();
+    (Member { fam, sql, present }, !group.is_empty())
 }
 
-pub fn query(schema: &Schema, d: &Discovery, families: &BTreeSet<Family>, source: usize) -> Option<Query> {
+pub fn query(
+    schema: &Schema,
+    d: &Discovery,
+    families: &BTreeSet<Family>,
+    source: usize,
+) -> Option<Query> {
     let c = |t: &str, col: &str| schema.col_or_null(t, col);
     let lit = |s: &str| s.to_owned();
     let mut parts = Vec::new();
     if families.contains(&Family::CudaApi) {
         let t = Family::CudaApi.table();
-        parts.push(member(FAM_CUDA, t, &[("nm", lit("nameId")), ("corr", lit("correlationId")), ("cls", c(t, "eventClass"))], "", ""));
+        parts.push(member(
+            FAM_CUDA,
+            t,
+            &[
+                ("nm", lit("nameId")),
+                ("corr", lit("correlationId")),
+                ("cls", c(t, "eventClass")),
+            ],
+            "",
+            "",
+        ));
     }
     if families.contains(&Family::Mpi) {
         let t = "MPI_P2P_EVENTS";
         if schema.has_table(t) {
-            let cols = [("nm", lit("textId")), ("size", c(t, "size")), ("tag", c(t, "tag")), ("peer", c(t, "remoteRank")), ("comm", c(t, "commHandle"))];
+            let cols = [
+                ("nm", lit("textId")),
+                ("size", c(t, "size")),
+                ("tag", c(t, "tag")),
+                ("peer", c(t, "remoteRank")),
+                ("comm", c(t, "commHandle")),
+            ];
             parts.push(member(FAM_MPI_P2P, t, &cols, "", ""));
         }
         let t = "MPI_COLLECTIVES_EVENTS";
         if schema.has_table(t) {
-            let cols = [("nm", lit("textId")), ("size", c(t, "size")), ("recvSize", c(t, "recvSize")), ("root", c(t, "rootRank")), ("comm", c(t, "commHandle"))];
+            let cols = [
+                ("nm", lit("textId")),
+                ("size", c(t, "size")),
+                ("recvSize", c(t, "recvSize")),
+                ("root", c(t, "rootRank")),
+                ("comm", c(t, "commHandle")),
+            ];
             parts.push(member(FAM_MPI_COLL, t, &cols, "", ""));
         }
         // nsys writes one row per request a wait completed, all with the call's start and end.
         let t = "MPI_START_WAIT_EVENTS";
         if schema.has_table(t) {
-            parts.push(member(FAM_MPI_WAIT, t, &[("nm", lit("textId")), ("reqs", lit("COUNT(*)"))], "", "GROUP BY start, end, globalTid, textId"));
+            parts.push(member(
+                FAM_MPI_WAIT,
+                t,
+                &[("nm", lit("textId")), ("reqs", lit("COUNT(*)"))],
+                "",
+                "GROUP BY start, end, globalTid, textId",
+            ));
         }
         let t = "MPI_OTHER_EVENTS";
         if schema.has_table(t) {
             parts.push(member(FAM_MPI_OTHER, t, &[("nm", lit("textId"))], "", ""));
         }
         if !d.nvtx_mpi_domains.is_empty() {
-            let ids = d.nvtx_mpi_domains.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+            let ids = d
+                .nvtx_mpi_domains
+                .iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(",");
             let t = "NVTX_EVENTS";
             let filter = format!("AND eventType IN (59, 70) AND domainId IN ({ids})");
-            parts.push(member(FAM_NVTX_MPI, t, &[("nm", c(t, "textId")), ("txt", lit("text"))], &filter, ""));
+            parts.push(member(
+                FAM_NVTX_MPI,
+                t,
+                &[("nm", c(t, "textId")), ("txt", lit("text"))],
+                &filter,
+                "",
+            ));
         }
     }
     if families.contains(&Family::Osrt) && schema.has_table("OSRT_API") {
-        parts.push(member(FAM_OSRT, "OSRT_API", &[("nm", lit("nameId"))], &osrt_filter(schema), ""));
+        parts.push(member(
+            FAM_OSRT,
+            "OSRT_API",
+            &[("nm", lit("nameId"))],
+            &osrt_filter(schema),
+            "",
+        ));
     }
     if families.contains(&Family::OpenAcc) {
         for (fam, t) in [
@@ -114,13 +189,34 @@ pub fn query(schema: &Schema, d: &Discovery, families: &BTreeSet<Family>, source
     if parts.is_empty() {
         return None;
     }
+    let union: Vec<&str> = parts.iter().map(|(m, _)| m.sql.as_str()).collect();
     let sql = format!(
         "SELECT fam, start, end, globalTid, {cols}, LEAD(start) OVER (PARTITION BY globalTid ORDER BY start, fam, rid) \
          FROM ({union}) ORDER BY start, fam, rid",
         cols = UNION.join(", "),
-        union = parts.join(" UNION ALL ")
+        union = union.join(" UNION ALL ")
     );
-    Some(Query { kind: CursorKind::Host, source, sql, what: "host calls (CUDA API, MPI, OS runtime, OpenACC)" })
+    // The MPI wait member groups rows (one per request): only the SQL path reads it.
+    let partitioned = (!parts.iter().any(|(_, grouped)| *grouped)).then(|| Spec {
+        kind: CursorKind::Host,
+        source,
+        what: WHAT_ALL,
+        partition: vec!["globalTid".to_owned()],
+        columns: ["fam", "start", "end", "globalTid"]
+            .into_iter()
+            .chain(UNION.iter().copied())
+            .chain(["NULL"])
+            .map(String::from)
+            .collect(),
+        members: parts.into_iter().map(|(m, _)| m).collect(),
+    });
+    Some(Query {
+        kind: CursorKind::Host,
+        source,
+        sql,
+        what: WHAT_ALL,
+        partitioned,
+    })
 }
 
 /// OSRT_API also holds start/stop markers of the OS runtime tracer (eventClass 31/32, named
@@ -134,6 +230,7 @@ pub fn osrt_filter(schema: &Schema) -> String {
 }
 
 const WHAT: &str = "host calls";
+const WHAT_ALL: &str = "host calls (CUDA API, MPI, OS runtime, OpenACC)";
 
 fn table_of(fam: i64) -> &'static str {
     match fam {
@@ -150,42 +247,75 @@ fn table_of(fam: i64) -> &'static str {
     }
 }
 
-pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<Record>> {
+pub fn decode<R: Fields + ?Sized>(
+    row: &R,
+    cx: &mut SourceCx,
+    names: &mut Names,
+) -> Result<Option<Record>> {
     let g = |col: &str, cx: &SourceCx| int(row, at(col), cx, WHAT);
     let fam = int(row, 0, cx, WHAT)?.unwrap_or(FAM_CUDA);
     let table = table_of(fam);
-    let Some(start) = int(row, 1, cx, WHAT)? else { return Ok(None) };
+    let Some(start) = int(row, 1, cx, WHAT)? else {
+        return Ok(None);
+    };
     let (start, end) = cx.interval(table, start, int(row, 2, cx, WHAT)?);
-    let Some(gtid) = int(row, 3, cx, WHAT)? else { return Ok(None) };
+    let Some(gtid) = int(row, 3, cx, WHAT)? else {
+        return Ok(None);
+    };
     let thread = cx.thread(table, gtid)?;
     let next_on_thread = int(row, UNION.len() + 4, cx, WHAT)?.map(|n| cx.time(n));
     let name = match (text(row, at("txt"), cx, WHAT)?, g("nm", cx)?) {
         (Some(t), _) => names.intern(&t),
-        (None, Some(id)) if fam == FAM_CUDA => cx.strings.name_with(id, names, |s| strip_api_version(s).to_owned())?,
+        (None, Some(id)) if fam == FAM_CUDA => cx
+            .strings
+            .name_with(id, names, |s| strip_api_version(s).to_owned())?,
         (None, Some(id)) => cx.strings.name(id, names)?,
         (None, None) => names.intern("<unnamed call>"),
     };
     let (activity, kind) = match fam {
         FAM_CUDA => {
-            let activity = *cx.activity_of.entry(name).or_insert_with(|| cuda_call_activity(names.get(name)));
-            let layer = if g("cls", cx)? == Some(EVENT_CLASS_DRIVER) { ApiLayer::Driver } else { ApiLayer::Runtime };
-            (activity, HostCallKind::Cuda(CudaCall { name, correlation_id: u64_or_0(g("corr", cx)?), layer }))
+            let activity = *cx
+                .activity_of
+                .entry(name)
+                .or_insert_with(|| cuda_call_activity(names.get(name)));
+            let layer = if g("cls", cx)? == Some(EVENT_CLASS_DRIVER) {
+                ApiLayer::Driver
+            } else {
+                ApiLayer::Runtime
+            };
+            (
+                activity,
+                HostCallKind::Cuda(CudaCall {
+                    name,
+                    correlation_id: u64_or_0(g("corr", cx)?),
+                    layer,
+                }),
+            )
         }
-        FAM_OSRT => (os_call_activity(names.get(name)), HostCallKind::Os(OsCall { name })),
+        FAM_OSRT => (
+            os_call_activity(names.get(name)),
+            HostCallKind::Os(OsCall { name }),
+        ),
         FAM_ACC_DATA | FAM_ACC_LAUNCH | FAM_ACC_OTHER => {
             let class = match fam {
                 FAM_ACC_DATA => AccClass::Data,
                 FAM_ACC_LAUNCH => AccClass::Launch,
                 _ => AccClass::Other,
             };
-            let event_kind = g("ekind", cx)?.and_then(|k| u32::try_from(k).ok()).unwrap_or(0);
+            let event_kind = g("ekind", cx)?
+                .and_then(|k| u32::try_from(k).ok())
+                .unwrap_or(0);
             let file = match g("src", cx)? {
                 Some(id) => cx.strings.text(id)?.unwrap_or_default(),
                 None => String::new(),
             };
             let line = g("line", cx)?.unwrap_or(0);
             // The construct as nsys shows it: where in the source it is.
-            let construct = names.intern(&format!("{}@{}:{line}", names.get(name), if file.is_empty() { "?" } else { &file }));
+            let construct = names.intern(&format!(
+                "{}@{}:{line}",
+                names.get(name),
+                if file.is_empty() { "?" } else { &file }
+            ));
             let function = match g("func", cx)? {
                 Some(id) => Some(cx.strings.name(id, names)?),
                 None => None,
@@ -195,7 +325,15 @@ pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<
                 None => None,
             };
             let bytes = g("size", cx)?.and_then(|b| u64::try_from(b).ok());
-            let call = AccCall { class, event_kind, name, construct, function, bytes, kernel };
+            let call = AccCall {
+                class,
+                event_kind,
+                name,
+                construct,
+                function,
+                bytes,
+                kernel,
+            };
             (acc_activity(event_kind), HostCallKind::OpenAcc(call))
         }
         _ => {
@@ -210,15 +348,31 @@ pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<
                 name,
                 class,
                 bytes_sent: bytes(g("size", cx)?),
-                bytes_received: if class == MpiClass::Collective { bytes(g("recvSize", cx)?) } else { None },
+                bytes_received: if class == MpiClass::Collective {
+                    bytes(g("recvSize", cx)?)
+                } else {
+                    None
+                },
                 peer: g("peer", cx)?,
                 tag: g("tag", cx)?,
                 root: g("root", cx)?,
                 communicator: g("comm", cx)?,
-                requests: g("reqs", cx)?.and_then(|r| u32::try_from(r).ok()).unwrap_or(1),
+                requests: g("reqs", cx)?
+                    .and_then(|r| u32::try_from(r).ok())
+                    .unwrap_or(1),
             };
-            (mpi_activity(names.get(name), class), HostCallKind::Mpi(call))
+            (
+                mpi_activity(names.get(name), class),
+                HostCallKind::Mpi(call),
+            )
         }
     };
-    Ok(Some(Record::Host(HostCall { thread, start, end, next_on_thread, activity, kind })))
+    Ok(Some(Record::Host(HostCall {
+        thread,
+        start,
+        end,
+        next_on_thread,
+        activity,
+        kind,
+    })))
 }

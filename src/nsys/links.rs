@@ -4,9 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use rusqlite::Row;
-
-use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Query, SourceCx};
+use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Fields, Query, SourceCx};
 use super::ids::process_key;
 use super::Schema;
 use crate::error::Result;
@@ -46,12 +44,13 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
         source,
         sql,
         what: "API-to-GPU correlations",
+        partitioned: None,
     })
 }
 
 const WHAT: &str = "API-to-GPU correlations";
 
-pub fn decode(row: &Row, cx: &mut SourceCx) -> Result<Option<Record>> {
+pub fn decode<R: Fields + ?Sized>(row: &R, cx: &mut SourceCx) -> Result<Option<Record>> {
     let g = |i: usize, cx: &SourceCx| int(row, i, cx, WHAT);
     let (Some(send), Some(gtid), Some(recv), Some(gpid)) =
         (g(0, cx)?, g(1, cx)?, g(2, cx)?, g(3, cx)?)

@@ -18,6 +18,7 @@ pub mod ids;
 pub mod links;
 pub mod mpi_p2p;
 pub mod nvtx;
+pub mod partitioned;
 pub mod sched;
 pub mod schema;
 pub mod strings;

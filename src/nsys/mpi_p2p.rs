@@ -7,9 +7,9 @@
 //! communicators are local to them and nsys does not record their membership in every version.
 //! Receives from MPI_ANY_SOURCE/ANY_TAG cannot be matched this way and are counted in a warning.
 
-use rusqlite::{OptionalExtension, Row};
+use rusqlite::OptionalExtension;
 
-use super::cursor::{int, CursorKind, Query, SourceCx};
+use super::cursor::{int, CursorKind, Fields, Query, SourceCx};
 use super::Export;
 use crate::error::{Error, Result};
 use crate::model::{Message, Record};
@@ -18,8 +18,10 @@ const P2P: &str = "MPI_P2P_EVENTS";
 
 /// True when the export has what matching needs.
 pub fn available(ex: &Export) -> bool {
-    ex.schema.has_columns(P2P, &["start", "end", "globalTid", "textId", "remoteRank", "tag"])
-        && ex.schema.has_columns("MPI_RANKS", &["globalTid", "rank"])
+    ex.schema.has_columns(
+        P2P,
+        &["start", "end", "globalTid", "textId", "remoteRank", "tag"],
+    ) && ex.schema.has_columns("MPI_RANKS", &["globalTid", "rank"])
 }
 
 fn rank_of(alias: &str) -> String {
@@ -27,7 +29,11 @@ fn rank_of(alias: &str) -> String {
 }
 
 fn world_filter(ex: &Export, alias: &str) -> String {
-    if ex.schema.has_columns(P2P, &["commHandle"]) && ex.schema.has_columns("MPI_COMMUNICATORS", &["commHandle", "parentHandle"]) {
+    if ex.schema.has_columns(P2P, &["commHandle"])
+        && ex
+            .schema
+            .has_columns("MPI_COMMUNICATORS", &["commHandle", "parentHandle"])
+    {
         format!(
             "AND ({alias}.commHandle IS NULL OR {alias}.commHandle IN \
              (SELECT commHandle FROM MPI_COMMUNICATORS WHERE parentHandle IS NULL OR parentHandle = 0))"
@@ -54,7 +60,10 @@ pub fn build_receive_index(ex: &Export) -> Result<()> {
         world = world_filter(ex, "p"),
     );
     // A non-blocking receive has its message once the wait on its request returns.
-    if ex.schema.has_columns("MPI_START_WAIT_EVENTS", &["requestHandle", "globalTid", "start", "end"]) {
+    if ex.schema.has_columns(
+        "MPI_START_WAIT_EVENTS",
+        &["requestHandle", "globalTid", "start", "end"],
+    ) {
         sql.push_str(
             "CREATE TEMP TABLE prvsight_waits AS SELECT requestHandle AS req, globalTid AS gtid, start, end
                FROM MPI_START_WAIT_EVENTS WHERE requestHandle IS NOT NULL;
@@ -65,7 +74,9 @@ pub fn build_receive_index(ex: &Export) -> Result<()> {
              DROP TABLE prvsight_waits;",
         );
     }
-    ex.conn.execute_batch(&sql).map_err(|e| Error::read(&ex.label, "MPI receives (to match messages)", e))
+    ex.conn
+        .execute_batch(&sql)
+        .map_err(|e| Error::read(&ex.label, "MPI receives (to match messages)", e))
 }
 
 /// The sends of one export, in time order, each with its sequence number per (peer, tag).
@@ -81,7 +92,13 @@ pub fn send_query(ex: &Export, source: usize) -> Query {
         strings = ex.schema.strings_table,
         world = world_filter(ex, "p"),
     );
-    Query { kind: CursorKind::MpiSend, source, sql, what: "MPI sends (message matching)" }
+    Query {
+        kind: CursorKind::MpiSend,
+        source,
+        sql,
+        what: "MPI sends (message matching)",
+        partitioned: None,
+    }
 }
 
 pub fn receive_lookup_sql() -> &'static str {
@@ -91,31 +108,63 @@ pub fn receive_lookup_sql() -> &'static str {
 const WHAT: &str = "MPI sends";
 
 /// Decodes one send and finds its receive; unmatched sends are counted, not fatal.
-pub fn decode(row: &Row, src: usize, cxs: &mut [SourceCx]) -> Result<Option<Record>> {
+pub fn decode<R: Fields + ?Sized>(
+    row: &R,
+    src: usize,
+    cxs: &mut [SourceCx],
+) -> Result<Option<Record>> {
     let g = |i: usize, cx: &SourceCx| int(row, i, cx, WHAT);
     let cx = &cxs[src];
-    let (Some(send), Some(gtid), Some(me), Some(dst), Some(tag), Some(k)) = (g(0, cx)?, g(1, cx)?, g(2, cx)?, g(3, cx)?, g(4, cx)?, g(6, cx)?) else {
+    let (Some(send), Some(gtid), Some(me), Some(dst), Some(tag), Some(k)) = (
+        g(0, cx)?,
+        g(1, cx)?,
+        g(2, cx)?,
+        g(3, cx)?,
+        g(4, cx)?,
+        g(6, cx)?,
+    ) else {
         return Ok(None);
     };
     let bytes = g(5, cx)?.and_then(|b| u64::try_from(b).ok()).unwrap_or(0);
     let from = cx.thread(P2P, gtid)?;
     let send = cx.time(send);
-    let Some(&dst_src) = u32::try_from(dst).ok().and_then(|d| cx.rank_sources.get(&d)) else {
+    let Some(&dst_src) = u32::try_from(dst)
+        .ok()
+        .and_then(|d| cx.rank_sources.get(&d))
+    else {
         cxs[src].warn(format!("{P2P}: sends to a rank that is not among the inputs (give every rank's report to match them)"));
         return Ok(None);
     };
     let dcx = &mut cxs[dst_src];
-    let Some(lookup) = dcx.recv_lookup.as_mut() else { return Ok(None) };
+    let Some(lookup) = dcx.recv_lookup.as_mut() else {
+        return Ok(None);
+    };
     let found = lookup
-        .query_row(rusqlite::params![dst, me, tag, k], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, Option<i64>>(2)?)))
+        .query_row(rusqlite::params![dst, me, tag, k], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Option<i64>>(2)?,
+            ))
+        })
         .optional()
         .map_err(|e| Error::read(&dcx.file, "MPI receives", e))?;
     let Some((rgtid, posted, done)) = found else {
         cxs[src].warn(format!("{P2P}: sends without a matching receive (wildcard receives, or the receiver's report is cut)"));
         return Ok(None);
     };
-    let Some(&to) = dcx.threads.get(&rgtid) else { return Ok(None) };
+    let Some(&to) = dcx.threads.get(&rgtid) else {
+        return Ok(None);
+    };
     let recv_posted = dcx.time(posted);
     let recv = dcx.time(done.unwrap_or(posted)).max(recv_posted);
-    Ok(Some(Record::Message(Message { from, send, to, recv_posted, recv, bytes, tag: tag as u64 })))
+    Ok(Some(Record::Message(Message {
+        from,
+        send,
+        to,
+        recv_posted,
+        recv,
+        bytes,
+        tag: tag as u64,
+    })))
 }

@@ -1,9 +1,7 @@
 //! NVTX_EVENTS: push/pop and start/end ranges, marks. Names come from the inline `text` or, for
 //! registered strings, from `textId`; domains and categories were named during discovery.
 
-use rusqlite::Row;
-
-use super::cursor::{int, text, CursorKind, Query, SourceCx};
+use super::cursor::{int, text, CursorKind, Fields, Query, SourceCx};
 use super::ids::process_key;
 use super::Schema;
 use crate::error::Result;
@@ -24,10 +22,19 @@ const T: &str = "NVTX_EVENTS";
 
 /// The extended payload as JSON text (`--include-json`), inline or as a string id.
 fn json_text(schema: &Schema) -> String {
-    match (schema.has_column(T, "jsonText"), schema.has_column(T, "jsonTextId")) {
-        (true, true) => format!("COALESCE(jsonText, (SELECT value FROM {} WHERE id = jsonTextId))", schema.strings_table),
+    match (
+        schema.has_column(T, "jsonText"),
+        schema.has_column(T, "jsonTextId"),
+    ) {
+        (true, true) => format!(
+            "COALESCE(jsonText, (SELECT value FROM {} WHERE id = jsonTextId))",
+            schema.strings_table
+        ),
         (true, false) => "jsonText".to_owned(),
-        (false, true) => format!("(SELECT value FROM {} WHERE id = jsonTextId)", schema.strings_table),
+        (false, true) => format!(
+            "(SELECT value FROM {} WHERE id = jsonTextId)",
+            schema.strings_table
+        ),
         (false, false) => "NULL".to_owned(),
     }
 }
@@ -50,10 +57,15 @@ pub fn query(schema: &Schema, source: usize) -> Query {
         source,
         sql,
         what: "NVTX events",
+        partitioned: None,
     }
 }
 
-pub fn decode(row: &Row, cx: &mut SourceCx, names: &mut Names) -> Result<Option<Record>> {
+pub fn decode<R: Fields + ?Sized>(
+    row: &R,
+    cx: &mut SourceCx,
+    names: &mut Names,
+) -> Result<Option<Record>> {
     let Some(start_raw) = int(row, 0, cx, T)? else {
         return Ok(None);
     };
@@ -138,7 +150,10 @@ pub fn range_names(ex: &super::Export, limit: usize) -> crate::error::Result<Vec
         return Ok(Vec::new());
     }
     let text = if s.has_column(T, "textId") {
-        format!("COALESCE(text, (SELECT value FROM {} WHERE id = textId))", s.strings_table)
+        format!(
+            "COALESCE(text, (SELECT value FROM {} WHERE id = textId))",
+            s.strings_table
+        )
     } else {
         "text".to_owned()
     };
@@ -148,6 +163,10 @@ pub fn range_names(ex: &super::Export, limit: usize) -> crate::error::Result<Vec
     );
     let err = |e| crate::error::Error::read(&ex.label, "NVTX range names", e);
     let mut st = ex.conn.prepare(&sql).map_err(err)?;
-    let rows = st.query_map([limit as i64], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))).map_err(err)?;
+    let rows = st
+        .query_map([limit as i64], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
+        })
+        .map_err(err)?;
     rows.collect::<rusqlite::Result<Vec<_>>>().map_err(err)
 }

@@ -81,7 +81,12 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
                 ValueLabels::MemoryOps => MEMCPY_KIND_LABELS[(*v - 1) as usize].to_owned(),
                 ValueLabels::MemKinds => MEM_KIND_LABELS[(*v - 1) as usize].to_owned(),
                 ValueLabels::Cpu => format!("CPU {}", v - 1),
-                ValueLabels::AccKind => crate::model::classify::ACC_EVENT_KINDS.get((v - 1) as usize).map_or_else(|| format!("OpenACC event kind {}", v - 1), |l| (*l).to_owned()),
+                ValueLabels::AccKind => crate::model::classify::ACC_EVENT_KINDS
+                    .get((v - 1) as usize)
+                    .map_or_else(
+                        || format!("OpenACC event kind {}", v - 1),
+                        |l| (*l).to_owned(),
+                    ),
                 ValueLabels::NcclCollective => nccl::COLLECTIVES[(*v - 1) as usize].to_owned(),
                 ValueLabels::NcclAlgorithm => nccl::ALGORITHMS[(*v - 1) as usize].to_owned(),
                 ValueLabels::NcclProtocol => nccl::PROTOCOLS[(*v - 1) as usize].to_owned(),
@@ -89,7 +94,9 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
                 ValueLabels::NcclOp => nccl::OPS[(*v - 1) as usize].to_owned(),
                 ValueLabels::Mpi => match super::mpi::extrae_label(*v) {
                     Some(l) => l.to_owned(),
-                    None => clean_label(names.get(NameId((v - super::mpi::UNKNOWN_MPI_BASE) as u32))),
+                    None => {
+                        clean_label(names.get(NameId((v - super::mpi::UNKNOWN_MPI_BASE) as u32)))
+                    }
                 },
                 ValueLabels::Numeric => unreachable!(),
             };

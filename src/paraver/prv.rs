@@ -18,9 +18,9 @@ use std::io::Write;
 use super::events::*;
 use super::states;
 use super::window::{Cut, Window};
-use crate::options::Family;
 use crate::error::{Error, Result};
 use crate::model::*;
+use crate::options::Family;
 
 /// Paraver reads event values into doubles: above 2^53 they are no longer exact, and the checker
 /// (like `ptd comprovar`) refuses them. Absurd values (a memcpy of 2^63 bytes) are capped here.
@@ -273,9 +273,20 @@ impl<'w> ParaverWriter<'w> {
     /// busy at `next` (see the module doc). Overlapping operations form an "island" that keeps the
     /// state of its first (outermost) operation, written as one record; only an operation that
     /// outlasts the island extends it with a further record.
-    fn busy(&mut self, thread: ThreadId, start: Ns, end: Ns, next: Option<Ns>, state: u32) -> Result<()> {
+    fn busy(
+        &mut self,
+        thread: ThreadId,
+        start: Ns,
+        end: Ns,
+        next: Option<Ns>,
+        state: u32,
+    ) -> Result<()> {
         let i = thread.0 as usize;
-        let gap_state = if self.is_gpu[i] { states::IDLE } else { states::RUNNING };
+        let gap_state = if self.is_gpu[i] {
+            states::IDLE
+        } else {
+            states::RUNNING
+        };
         let next = next.unwrap_or(self.end_time).max(start);
         let ts = &mut self.threads[i];
         if start >= ts.island_end {
@@ -308,9 +319,19 @@ impl<'w> ParaverWriter<'w> {
 
     /// NCCL facts of a communication kernel: parsed from its name, and the payload of the NCCL
     /// range whose launch call caused it.
-    fn nccl_kernel_pairs(&mut self, op: &GpuOp, name: NameId, names: &Names, pairs: &mut Vec<(u32, u64)>, labels: &mut Vec<ValueLabels>) {
+    fn nccl_kernel_pairs(
+        &mut self,
+        op: &GpuOp,
+        name: NameId,
+        names: &Names,
+        pairs: &mut Vec<(u32, u64)>,
+        labels: &mut Vec<ValueLabels>,
+    ) {
         use crate::model::nccl::parse_kernel_name;
-        let info = *self.nccl_names.entry(name).or_insert_with(|| parse_kernel_name(names.get(name)));
+        let info = *self
+            .nccl_names
+            .entry(name)
+            .or_insert_with(|| parse_kernel_name(names.get(name)));
         if let Some(i) = info {
             for (ty, v, l) in [
                 (NCCL_COLLECTIVE, i.collective, ValueLabels::NcclCollective),
@@ -335,7 +356,13 @@ impl<'w> ParaverWriter<'w> {
     }
 
     fn gpu(&mut self, op: &GpuOp, names: &Names) -> Result<()> {
-        self.busy(op.thread, op.start, op.end, op.next_on_stream, states::of_gpu_op(&op.kind))?;
+        self.busy(
+            op.thread,
+            op.start,
+            op.end,
+            op.next_on_stream,
+            states::of_gpu_op(&op.kind),
+        )?;
         let family = match op.kind {
             GpuOpKind::Kernel(_) => Family::Kernel,
             GpuOpKind::Memcpy(_) => Family::Memcpy,
@@ -348,7 +375,11 @@ impl<'w> ParaverWriter<'w> {
         use ValueLabels::*;
         let (mut pairs, mut labels): (Vec<(u32, u64)>, Vec<ValueLabels>) = match &op.kind {
             GpuOpKind::Kernel(k) => {
-                let ty = if k.class == KernelClass::Communication { COMM_KERNEL } else { KERNEL };
+                let ty = if k.class == KernelClass::Communication {
+                    COMM_KERNEL
+                } else {
+                    KERNEL
+                };
                 let mut pairs = vec![
                     (ty, Self::name_value(k.name)),
                     (KERNEL_SHORT_NAME, Self::name_value(k.short_name)),
@@ -362,7 +393,10 @@ impl<'w> ParaverWriter<'w> {
                     (DYNAMIC_SHARED_MEMORY, u64::from(k.dynamic_shared_memory)),
                     (LOCAL_MEMORY_TOTAL, k.local_memory_total),
                     (REGISTERS_PER_THREAD, u64::from(k.registers_per_thread)),
-                    (LOCAL_MEMORY_PER_THREAD, u64::from(k.local_memory_per_thread)),
+                    (
+                        LOCAL_MEMORY_PER_THREAD,
+                        u64::from(k.local_memory_per_thread),
+                    ),
                     (CORRELATION_ID, op.correlation_id),
                 ];
                 let mut labels = vec![Names, Names];
@@ -383,11 +417,21 @@ impl<'w> ParaverWriter<'w> {
                 vec![MemoryOps, Numeric, MemKinds, MemKinds, Numeric],
             ),
             GpuOpKind::Memset(m) => (
-                vec![(GPU_MEMORY_OP, MEMSET_OP_VALUE), (MEMORY_OP_BYTES, m.bytes), (MEMSET_VALUE, m.value), (CORRELATION_ID, op.correlation_id)],
+                vec![
+                    (GPU_MEMORY_OP, MEMSET_OP_VALUE),
+                    (MEMORY_OP_BYTES, m.bytes),
+                    (MEMSET_VALUE, m.value),
+                    (CORRELATION_ID, op.correlation_id),
+                ],
                 vec![MemoryOps, Numeric, Numeric, Numeric],
             ),
             GpuOpKind::Graph(gx) => (
-                vec![(GRAPH_EXEC, Self::name_value(gx.name)), (GRAPH_ID, gx.graph_id), (GRAPH_EXEC_ID, gx.exec_id), (CORRELATION_ID, op.correlation_id)],
+                vec![
+                    (GRAPH_EXEC, Self::name_value(gx.name)),
+                    (GRAPH_ID, gx.graph_id),
+                    (GRAPH_EXEC_ID, gx.exec_id),
+                    (CORRELATION_ID, op.correlation_id),
+                ],
                 vec![Names, Numeric, Numeric, Numeric],
             ),
         };
@@ -436,7 +480,10 @@ impl<'w> ParaverWriter<'w> {
                     AccClass::Data => 1,
                     AccClass::Launch => 2,
                 };
-                let mut pairs = vec![(ACC_EVENT_KIND + c, u64::from(a.event_kind) + 1), (ACC_CONSTRUCT + c, Self::name_value(a.construct))];
+                let mut pairs = vec![
+                    (ACC_EVENT_KIND + c, u64::from(a.event_kind) + 1),
+                    (ACC_CONSTRUCT + c, Self::name_value(a.construct)),
+                ];
                 let mut labels = vec![ValueLabels::AccKind, ValueLabels::Names];
                 if let Some(f) = a.function {
                     pairs.push((ACC_FUNCTION + c, Self::name_value(f)));
@@ -454,12 +501,19 @@ impl<'w> ParaverWriter<'w> {
             }
             HostCallKind::Os(o) => {
                 let pairs = [(OS_CALL, Self::name_value(o.name))];
-                self.interval(call.thread, call.start, call.end, &pairs, &[ValueLabels::Names])
+                self.interval(
+                    call.thread,
+                    call.start,
+                    call.end,
+                    &pairs,
+                    &[ValueLabels::Names],
+                )
             }
             HostCallKind::Mpi(m) => {
                 use super::mpi;
                 let name = names.get(m.name);
-                let value = mpi::extrae_value(name).unwrap_or(mpi::UNKNOWN_MPI_BASE + u64::from(m.name.0));
+                let value =
+                    mpi::extrae_value(name).unwrap_or(mpi::UNKNOWN_MPI_BASE + u64::from(m.name.0));
                 let mut pairs = vec![(mpi::type_of(name, m.class), value)];
                 let mut labels = vec![ValueLabels::Mpi];
                 if m.class == MpiClass::Collective {
@@ -491,7 +545,9 @@ impl<'w> ParaverWriter<'w> {
 
     /// True when `--min-duration` leaves this region out of the events.
     fn too_short(&self, family: Family, start: Ns, end: Ns) -> bool {
-        self.min_duration.get(&family).is_some_and(|&min| end - start < min)
+        self.min_duration
+            .get(&family)
+            .is_some_and(|&min| end - start < min)
     }
 
     fn nvtx(&mut self, r: &NvtxRange) -> Result<()> {
@@ -530,7 +586,12 @@ impl<'w> ParaverWriter<'w> {
             labels.push(ValueLabels::Names);
         }
         if self.domain_types[r.domain as usize] == NVTX_NCCL_DOMAIN {
-            let payload = r.payload_json.as_deref().and_then(crate::model::nccl::parse_payload).map(|p| nccl_payload_pairs(&p)).unwrap_or_default();
+            let payload = r
+                .payload_json
+                .as_deref()
+                .and_then(crate::model::nccl::parse_payload)
+                .map(|p| nccl_payload_pairs(&p))
+                .unwrap_or_default();
             for (ty, v) in &payload {
                 pairs.push((*ty, *v));
                 labels.push(nccl_payload_labels(*ty));
@@ -557,7 +618,14 @@ impl<'w> ParaverWriter<'w> {
             s.push(':');
         }
         s.push_str("0:1:");
-        for v in [u64::from(rt), u64::from(rth), l.recv, l.recv, l.bytes.min(MAX_EVENT_VALUE), tag] {
+        for v in [
+            u64::from(rt),
+            u64::from(rth),
+            l.recv,
+            l.recv,
+            l.bytes.min(MAX_EVENT_VALUE),
+            tag,
+        ] {
             s.push_str(b.format(v));
             s.push(':');
         }
@@ -616,7 +684,14 @@ impl ParaverWriter<'_> {
             s.push(':');
         }
         s.push_str("0:1:");
-        for v in [u64::from(rt), u64::from(rth), m.recv_posted, m.recv, m.bytes.min(MAX_EVENT_VALUE), m.tag.min(MAX_EVENT_VALUE)] {
+        for v in [
+            u64::from(rt),
+            u64::from(rth),
+            m.recv_posted,
+            m.recv,
+            m.bytes.min(MAX_EVENT_VALUE),
+            m.tag.min(MAX_EVENT_VALUE),
+        ] {
             s.push_str(b.format(v));
             s.push(':');
         }
@@ -636,7 +711,9 @@ impl Sink for ParaverWriter<'_> {
         self.ids = o.paraver_ids();
         self.end_time = trace.end_time;
         self.threads = vec![ThreadState::default(); o.threads.len()];
-        self.is_gpu = (0..o.threads.len()).map(|i| o.is_gpu(ThreadId(i as u32))).collect();
+        self.is_gpu = (0..o.threads.len())
+            .map(|i| o.is_gpu(ThreadId(i as u32)))
+            .collect();
         self.process_of = o.threads.iter().map(|t| t.process).collect();
         self.domain_names = trace.domains.clone();
         let mut k = 0;
@@ -705,7 +782,13 @@ impl Sink for ParaverWriter<'_> {
             }
             Record::Link(l) => self.link(l),
             Record::Message(m) => self.message(m),
-            Record::Sched(r) => self.interval(r.thread, r.start, r.end, &[(ON_CPU, u64::from(r.cpu) + 1)], &[ValueLabels::Cpu]),
+            Record::Sched(r) => self.interval(
+                r.thread,
+                r.start,
+                r.end,
+                &[(ON_CPU, u64::from(r.cpu) + 1)],
+                &[ValueLabels::Cpu],
+            ),
             Record::Metric(m) => {
                 let ty = metric_type(m.metric_id);
                 self.metric_labels.insert(ty, m.name);
@@ -749,7 +832,11 @@ impl ParaverWriter<'_> {
             let name = if self.domain_names[d].is_empty() {
                 "default domain".to_owned()
             } else {
-                if self.domain_names[d].starts_with("domain ") { self.domain_names[d].clone() } else { format!("domain {}", self.domain_names[d]) }
+                if self.domain_names[d].starts_with("domain ") {
+                    self.domain_names[d].clone()
+                } else {
+                    format!("domain {}", self.domain_names[d])
+                }
             };
             if ty == base {
                 return format!("NVTX push/pop ranges, {name}");

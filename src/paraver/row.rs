@@ -70,6 +70,9 @@ mod tests {
     #[test]
     fn repeated_labels_are_numbered_in_order() {
         let l = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(super::distinct(l(&["a", "b", "a", "a #2", "a"])), l(&["a", "b", "a #3", "a #2", "a #4"]));
+        assert_eq!(
+            super::distinct(l(&["a", "b", "a", "a #2", "a"])),
+            l(&["a", "b", "a #3", "a #2", "a #4"])
+        );
     }
 }

@@ -37,7 +37,13 @@ fn join(f: &[u64]) -> String {
 
 impl Window {
     pub fn new(start: Ns, end: Ns) -> Self {
-        Window { start, end, open: BTreeMap::new(), opened: false, closed: false }
+        Window {
+            start,
+            end,
+            open: BTreeMap::new(),
+            opened: false,
+            closed: false,
+        }
     }
 
     /// Length of the cut trace.
@@ -70,7 +76,11 @@ impl Window {
             return Vec::new();
         }
         self.closed = true;
-        let mut out = if self.opened { Vec::new() } else { self.reopen((0, 0), &[]) };
+        let mut out = if self.opened {
+            Vec::new()
+        } else {
+            self.reopen((0, 0), &[])
+        };
         let span = self.span();
         for ((task, thread), types) in std::mem::take(&mut self.open) {
             let mut f = vec![2, 0, 1, task, thread, span];
@@ -131,8 +141,16 @@ impl Window {
                     return Cut::Drop;
                 }
                 // A line at exactly the window start sets its own values: re-open the others only.
-                let skip: Vec<u64> = if t == lo { f[6..].chunks(2).map(|p| p[0]).collect() } else { Vec::new() };
-                let cut = if self.opened { None } else { Some(self.reopen((f[3], f[4]), &skip)) };
+                let skip: Vec<u64> = if t == lo {
+                    f[6..].chunks(2).map(|p| p[0]).collect()
+                } else {
+                    Vec::new()
+                };
+                let cut = if self.opened {
+                    None
+                } else {
+                    Some(self.reopen((f[3], f[4]), &skip))
+                };
                 self.track(&f);
                 f[5] = t - lo;
                 match cut {

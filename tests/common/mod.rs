@@ -16,7 +16,9 @@ pub fn shared_traces() -> Option<PathBuf> {
     if p.is_dir() {
         Some(p)
     } else {
-        eprintln!("SKIP: ../shared/traces is not present; tests on the shared real exports are skipped");
+        eprintln!(
+            "SKIP: ../shared/traces is not present; tests on the shared real exports are skipped"
+        );
         None
     }
 }
@@ -33,7 +35,10 @@ pub struct Converted {
 }
 
 pub fn convert(paths: &[PathBuf], opts: &Options) -> prvsight::Result<Converted> {
-    let exports: Vec<Export> = paths.iter().map(|p| Export::open_path(p)).collect::<prvsight::Result<_>>()?;
+    let exports: Vec<Export> = paths
+        .iter()
+        .map(|p| Export::open_path(p))
+        .collect::<prvsight::Result<_>>()?;
     let (mut prv, mut pcf, mut row) = (Vec::new(), Vec::new(), Vec::new());
     let summary = {
         let mut w = ParaverWriter::new(Box::new(&mut prv), Box::new(&mut pcf), Box::new(&mut row));
@@ -65,14 +70,20 @@ pub struct PrvCounts {
 }
 
 pub fn count_prv(prv: &str) -> PrvCounts {
-    let mut c = PrvCounts { sorted: true, ..Default::default() };
+    let mut c = PrvCounts {
+        sorted: true,
+        ..Default::default()
+    };
     let mut last = 0u64;
     for (i, line) in prv.lines().enumerate() {
         if i == 0 {
             c.header = line.to_owned();
             continue;
         }
-        let f: Vec<u64> = line.split(':').map(|x| x.parse().expect("integer field")).collect();
+        let f: Vec<u64> = line
+            .split(':')
+            .map(|x| x.parse().expect("integer field"))
+            .collect();
         let t = f[5];
         if t < last {
             c.sorted = false;
@@ -101,6 +112,10 @@ pub fn count_prv(prv: &str) -> PrvCounts {
 
 /// One scalar from SQL (`SELECT count(*) ...`); 0 if the table does not exist.
 pub fn sql_count(path: &std::path::Path, sql: &str) -> u64 {
-    let conn = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-    conn.query_row(sql, [], |r| r.get::<_, i64>(0)).map(|n| n as u64).unwrap_or(0)
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    conn.query_row(sql, [], |r| r.get::<_, i64>(0))
+        .map(|n| n as u64)
+        .unwrap_or(0)
 }

@@ -221,7 +221,10 @@ fn spec(name: &'static str, mode: Mode) -> ScenarioSpec {
             ("memcpy", 1 + n),
             ("cuda-api", api),
             ("nvtx-push-pop", 1 + g + n),
-            ("link-launch", kernels + if mode == Mode::Graph { n } else { 0 }),
+            (
+                "link-launch",
+                kernels + if mode == Mode::Graph { n } else { 0 },
+            ),
             ("link-memory", 1 + n),
             ("graph", if mode == Mode::Graph { n } else { 0 }),
         ]),

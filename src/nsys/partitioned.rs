@@ -1,0 +1,426 @@
+//! Time order without sorting: the partitioned reader.
+//!
+//! Exports have no indexes, so `ORDER BY start` is a full sort, and the lookahead the writer needs
+//! (the start of the next operation on the same stream or thread, SQL `LEAD … OVER (PARTITION BY
+//! …)`) is a second sort: together ~10–40× the cost of reading the rows (docs/PERFORMANCE.md).
+//! But nsys writes each stream's and each thread's rows almost in time order: in rowid order a
+//! table is a handful of sorted runs per resource. So:
+//!
+//! 1. **Survey** (one plain scan of `rowid, start, <partition columns>` per table): cut every
+//!    resource's rows into maximal runs that are sorted by start in rowid order, and note each
+//!    run's rowid range and first start.
+//! 2. **Read**: every run is a rowid-range query filtered on its resource — already in time order,
+//!    fetched in small batches. A resource's runs (over all its tables) are merged by (start,
+//!    family, rowid) — the SQL path's `ORDER BY` — so the row after the one handed out gives its
+//!    lookahead; the resources are merged by a heap on the same key. Runs open lazily, when the
+//!    merge reaches their first row, so memory holds one batch per run in progress.
+//!
+//! The survey declines (the caller then uses the SQL path, which gives the same rows in the same
+//! order) when a start is not an integer, a resource key is not integer/NULL, there are too many
+//! runs, or the resources interleave so much that the filtered range scans would cost more than
+//! the sort they replace.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::rc::Rc;
+
+use rusqlite::types::{Value, ValueRef};
+use rusqlite::Connection;
+
+use super::cursor::{BufferedRow, CursorKind};
+use crate::error::{Error, Result};
+
+/// One table (or filtered part of one) of a cursor's union.
+pub struct Member {
+    /// The family number the SQL path orders ties by (`ORDER BY start, fam, rid`).
+    pub fam: i64,
+    /// A `SELECT` that gives `rid` (the rowid), `start`, the partition columns and the columns
+    /// of [`Spec::columns`]; plain (no `GROUP BY`), so that a rowid range is a B-tree seek.
+    pub sql: String,
+    /// Per column of [`Spec::columns`]: false where this member always gives NULL (not fetched).
+    pub present: Vec<bool>,
+}
+
+/// What the SQL path reads as one query, in the partitioned reader's terms.
+pub struct Spec {
+    pub kind: CursorKind,
+    pub source: usize,
+    pub what: &'static str,
+    pub members: Vec<Member>,
+    /// Expressions over a member's output that name the resource (the SQL path's `PARTITION BY`).
+    pub partition: Vec<String>,
+    /// The columns the decoder reads, in its order: expressions over a member's output.
+    pub columns: Vec<String>,
+}
+
+/// Up to four integer-or-NULL parts (stream: process, device, context, stream; thread: tid).
+type Key = [Option<i64>; 4];
+
+/// A survey gives up past this many runs (each costs a few dozen bytes and a query).
+const MAX_RUNS: usize = 200_000;
+/// ... or past this many runs on one resource (a resource's runs are compared linearly).
+const MAX_RUNS_PER_PARTITION: usize = 64;
+/// ... or when the filtered range scans would visit this many rows per row read.
+const MAX_VISITS_PER_ROW: i64 = 48;
+/// Rows fetched per query: the first batch of a run is small (many runs are short), then grows.
+const FIRST_BATCH: usize = 16;
+const MAX_BATCH: usize = 512;
+
+/// One sorted run: rows of one member on one resource, rowids `lo..=hi`.
+struct Run {
+    member: usize,
+    partition: usize,
+    lo: i64,
+    hi: i64,
+    first_start: i64,
+}
+
+/// A run being read.
+struct OpenRun {
+    /// Next rowid to fetch.
+    next_lo: i64,
+    batch: usize,
+    done: bool,
+    rows: VecDeque<(i64, i64, BufferedRow)>,
+}
+
+/// The surveyed runs of one cursor; `None` from [`survey`] means "use the SQL path".
+pub struct Survey {
+    runs: Vec<Run>,
+    keys: Vec<Key>,
+    /// Run indices of each partition.
+    by_partition: Vec<Vec<usize>>,
+    /// Rows the survey saw (for the visit estimate and messages).
+    pub rows: u64,
+}
+
+/// Cuts the members' rows into per-resource sorted runs, or declines (see the module comment).
+pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>> {
+    if spec.partition.is_empty() || spec.partition.len() > 4 {
+        return Ok(None);
+    }
+    let mut runs: Vec<Run> = Vec::new();
+    let mut keys: Vec<Key> = Vec::new();
+    let mut index: HashMap<Key, usize> = HashMap::new();
+    let mut rows = 0u64;
+    let mut span_rows = 0i64;
+    for (m, member) in spec.members.iter().enumerate() {
+        let sql = format!(
+            "SELECT rid, start, {} FROM ({}) ORDER BY rid",
+            spec.partition.join(", "),
+            member.sql
+        );
+        let mut st = conn.prepare(&sql)?;
+        let mut q = st.query([])?;
+        // Per partition: (index of its open run, start of its last row), for this member.
+        let mut open: HashMap<usize, (usize, i64)> = HashMap::new();
+        let mut last: Option<(Key, usize)> = None;
+        let (mut first_rid, mut last_rid) = (None, 0i64);
+        while let Some(row) = q.next()? {
+            let ValueRef::Integer(rid) = row.get_ref(0)? else {
+                return Ok(None);
+            };
+            let ValueRef::Integer(start) = row.get_ref(1)? else {
+                return Ok(None);
+            };
+            let mut key: Key = [None; 4];
+            for (i, k) in key.iter_mut().enumerate().take(spec.partition.len()) {
+                *k = match row.get_ref(i + 2)? {
+                    ValueRef::Null => None,
+                    ValueRef::Integer(v) => Some(v),
+                    _ => return Ok(None),
+                };
+            }
+            rows += 1;
+            first_rid.get_or_insert(rid);
+            last_rid = rid;
+            // Consecutive rows are mostly on the same resource: skip the hash lookup then.
+            let p = match last {
+                Some((k, p)) if k == key => p,
+                _ => {
+                    let next = keys.len();
+                    let p = *index.entry(key).or_insert(next);
+                    if p == next {
+                        keys.push(key);
+                    }
+                    last = Some((key, p));
+                    p
+                }
+            };
+            match open.get_mut(&p) {
+                Some((r, prev)) if start >= *prev => {
+                    runs[*r].hi = rid;
+                    *prev = start;
+                }
+                _ => {
+                    if runs.len() == MAX_RUNS {
+                        return Ok(None);
+                    }
+                    open.insert(p, (runs.len(), start));
+                    runs.push(Run {
+                        member: m,
+                        partition: p,
+                        lo: rid,
+                        hi: rid,
+                        first_start: start,
+                    });
+                }
+            }
+        }
+        if let Some(f) = first_rid {
+            span_rows += last_rid - f + 1;
+        }
+    }
+    // A run's query visits every row of its member in lo..=hi; rowids are dense in exports.
+    let visits: i64 = runs.iter().map(|r| r.hi - r.lo + 1).sum();
+    if visits > MAX_VISITS_PER_ROW.saturating_mul(span_rows.max(1)) {
+        return Ok(None);
+    }
+    let mut by_partition = vec![Vec::new(); keys.len()];
+    for (i, r) in runs.iter().enumerate() {
+        by_partition[r.partition].push(i);
+    }
+    // Each row handed out compares the heads of its resource's runs.
+    if by_partition
+        .iter()
+        .any(|p| p.len() > MAX_RUNS_PER_PARTITION)
+    {
+        return Ok(None);
+    }
+    Ok(Some(Survey {
+        runs,
+        keys,
+        by_partition,
+        rows,
+    }))
+}
+
+/// The next row of a partitioned cursor, with what `LEAD` would give.
+pub struct NextRow {
+    pub row: BufferedRow,
+    /// Raw start of this row and of the next row on the same resource.
+    pub start: i64,
+    pub next_start: Option<i64>,
+}
+
+/// Heap key: (start, family, rowid, partition) — the SQL path's order, then the resource.
+type HeadKey = (i64, i64, i64, usize);
+
+/// The reading side: runs merged into the SQL path's order.
+pub struct PartitionedRows<'c> {
+    conn: &'c Connection,
+    what: &'static str,
+    survey: Survey,
+    /// Number of key parts (the first bound parameters of every fetch).
+    key_len: usize,
+    fams: Vec<i64>,
+    fetch_sql: Vec<String>,
+    /// Per member: which decoder columns its fetch gives, in order (the others are NULL).
+    fetched: Vec<Vec<usize>>,
+    /// The decoder's column names (for messages).
+    columns: Rc<[String]>,
+    open: Vec<Option<OpenRun>>,
+    heap: BinaryHeap<Reverse<HeadKey>>,
+}
+
+impl<'c> PartitionedRows<'c> {
+    pub fn new(conn: &'c Connection, spec: &Spec, survey: Survey) -> Self {
+        let key_len = spec.partition.len();
+        let filter: Vec<String> = spec
+            .partition
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("({p}) IS ?{}", i + 1))
+            .collect();
+        let fetched: Vec<Vec<usize>> = spec
+            .members
+            .iter()
+            .map(|m| {
+                (0..spec.columns.len())
+                    .filter(|&i| m.present.get(i).copied().unwrap_or(true))
+                    .collect()
+            })
+            .collect();
+        let fetch_sql = spec
+            .members
+            .iter()
+            .zip(&fetched)
+            .map(|(m, cols)| {
+                let list: Vec<&str> = cols.iter().map(|&i| spec.columns[i].as_str()).chain(["start", "rid"]).collect();
+                format!(
+                    "SELECT {} FROM ({}) WHERE {} AND rid >= ?{} AND rid <= ?{} ORDER BY rid LIMIT ?{}",
+                    list.join(", "),
+                    m.sql,
+                    filter.join(" AND "),
+                    key_len + 1,
+                    key_len + 2,
+                    key_len + 3
+                )
+            })
+            .collect();
+        // One cached statement per member, re-bound for every batch of every run.
+        conn.set_prepared_statement_cache_capacity(64.max(spec.members.len() * 2));
+        let mut rows = PartitionedRows {
+            conn,
+            what: spec.what,
+            key_len,
+            fams: spec.members.iter().map(|m| m.fam).collect(),
+            fetch_sql,
+            fetched,
+            columns: spec
+                .columns
+                .iter()
+                .map(|c| c.trim_matches('"').to_owned())
+                .collect(),
+            open: (0..survey.runs.len()).map(|_| None).collect(),
+            heap: BinaryHeap::new(),
+            survey,
+        };
+        for p in 0..rows.survey.keys.len() {
+            let first = rows.survey.by_partition[p]
+                .iter()
+                .map(|&r| {
+                    let run = &rows.survey.runs[r];
+                    (run.first_start, rows.fams[run.member], run.lo, p)
+                })
+                .min();
+            if let Some(k) = first {
+                rows.heap.push(Reverse(k));
+            }
+        }
+        rows
+    }
+
+    /// Key of a run's next row: from the survey until the run is opened, then from its buffer.
+    fn run_head(&mut self, r: usize, file: &str) -> Result<Option<(i64, i64, i64)>> {
+        let run = &self.survey.runs[r];
+        let fam = self.fams[run.member];
+        if self.open[r].is_none() {
+            return Ok(Some((run.first_start, fam, run.lo)));
+        }
+        self.fill(r, file)?;
+        Ok(self.open[r]
+            .as_ref()
+            .and_then(|o| o.rows.front())
+            .map(|(s, rid, _)| (*s, fam, *rid)))
+    }
+
+    /// The partition's next row key and the run that holds it.
+    fn partition_head(&mut self, p: usize, file: &str) -> Result<Option<(HeadKey, usize)>> {
+        let mut best: Option<(HeadKey, usize)> = None;
+        for i in 0..self.survey.by_partition[p].len() {
+            let r = self.survey.by_partition[p][i];
+            if let Some((s, f, rid)) = self.run_head(r, file)? {
+                let k = (s, f, rid, p);
+                if best.is_none_or(|(b, _)| k < b) {
+                    best = Some((k, r));
+                }
+            }
+        }
+        Ok(best)
+    }
+
+    /// Opens a run if needed and makes sure it has a buffered row, unless it is finished.
+    fn fill(&mut self, r: usize, file: &str) -> Result<()> {
+        let run = &self.survey.runs[r];
+        let o = self.open[r].get_or_insert_with(|| OpenRun {
+            next_lo: run.lo,
+            batch: FIRST_BATCH,
+            done: false,
+            rows: VecDeque::new(),
+        });
+        if !o.rows.is_empty() || o.done {
+            return Ok(());
+        }
+        let (member, key, lo, hi, batch) = (
+            run.member,
+            self.survey.keys[run.partition],
+            o.next_lo,
+            run.hi,
+            o.batch,
+        );
+        let (conn, what) = (self.conn, self.what);
+        let read = |e| Error::read(file, what, e);
+        let mut st = conn.prepare_cached(&self.fetch_sql[member]).map_err(read)?;
+        for (i, k) in key.iter().take(self.key_len).enumerate() {
+            st.raw_bind_parameter(i + 1, k).map_err(read)?;
+        }
+        st.raw_bind_parameter(self.key_len + 1, lo).map_err(read)?;
+        st.raw_bind_parameter(self.key_len + 2, hi).map_err(read)?;
+        st.raw_bind_parameter(self.key_len + 3, batch as i64)
+            .map_err(read)?;
+        let (columns, fetched) = (&self.columns, &self.fetched[member]);
+        let n = fetched.len();
+        let o = self.open[r].as_mut().expect("opened above");
+        let mut q = st.raw_query();
+        let mut got = 0usize;
+        while let Some(row) = q.next().map_err(read)? {
+            let mut values = vec![Value::Null; columns.len()];
+            for (j, &i) in fetched.iter().enumerate() {
+                values[i] = owned(row.get_ref(j).map_err(read)?);
+            }
+            let start: i64 = row.get(n).map_err(read)?;
+            let rid: i64 = row.get(n + 1).map_err(read)?;
+            o.next_lo = rid.saturating_add(1);
+            o.rows.push_back((
+                start,
+                rid,
+                BufferedRow {
+                    values,
+                    columns: columns.clone(),
+                },
+            ));
+            got += 1;
+        }
+        if got < batch {
+            o.done = true;
+        }
+        o.batch = (batch * 2).min(MAX_BATCH);
+        Ok(())
+    }
+
+    /// The next row in the SQL path's order, with its lookahead.
+    pub fn next_row(&mut self, file: &str) -> Result<Option<NextRow>> {
+        let what = self.what;
+        let changed = || Error::BadData {
+            file: file.to_owned(),
+            why: format!("{what}: rows changed while reading"),
+        };
+        let Some(Reverse((start, _, rid, p))) = self.heap.pop() else {
+            return Ok(None);
+        };
+        let Some((_, r)) = self.partition_head(p, file)? else {
+            return Err(changed());
+        };
+        self.fill(r, file)?;
+        let o = self.open[r].as_mut().expect("filled above");
+        let Some((s, id, row)) = o.rows.pop_front() else {
+            return Err(changed());
+        };
+        if (s, id) != (start, rid) {
+            return Err(changed());
+        }
+        if o.done && o.rows.is_empty() {
+            o.rows = VecDeque::new(); // give the finished run's buffer back
+        }
+        let next = self.partition_head(p, file)?;
+        if let Some((k, _)) = next {
+            self.heap.push(Reverse(k));
+        }
+        Ok(Some(NextRow {
+            row,
+            start,
+            next_start: next.map(|((s, ..), _)| s),
+        }))
+    }
+}
+
+fn owned(v: ValueRef) -> Value {
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::Integer(i),
+        ValueRef::Real(f) => Value::Real(f),
+        ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+    }
+}
