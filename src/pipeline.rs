@@ -1,8 +1,9 @@
 //! The one pass: discover every input, build the object model and the common timeline, then merge
 //! all per-family cursors of all inputs (k-way, by time) and push each record to every sink.
 
+use crate::FastMap;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap};
 
 use serde::Serialize;
 
@@ -11,8 +12,9 @@ use crate::model::{
     Device, Host, Names, Ns, ObjectModel, OutputCut, Process, Sink, SourceInfo, ThreadId,
     ThreadKind, ThreadObj, TraceInfo,
 };
-use crate::nsys::cursor::{Cursor, Query, RowSource, SourceCx};
+use crate::nsys::cursor::{Cursor, Partitioned, Query, RowSource, SourceCx};
 use crate::nsys::discover::{discover, Discovery};
+use crate::nsys::links::LinkJoin;
 use crate::nsys::partitioned::{self, PartitionedRows};
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
 use crate::options::{Align, Chop, Family, Options, ReadOrder};
@@ -46,10 +48,10 @@ pub struct Plan {
     pub discoveries: Vec<Discovery>,
     pub families: Vec<std::collections::BTreeSet<Family>>,
     /// Per source: globalTid → thread, stream key → (thread, device), (pid key, domainId) → domain.
-    thread_maps: Vec<HashMap<i64, ThreadId>>,
-    stream_maps: Vec<HashMap<crate::nsys::discover::StreamKey, (ThreadId, usize)>>,
-    domain_maps: Vec<HashMap<(i64, i64), u32>>,
-    metric_maps: Vec<HashMap<u32, ThreadId>>,
+    thread_maps: Vec<FastMap<i64, ThreadId>>,
+    stream_maps: Vec<FastMap<crate::nsys::discover::StreamKey, (ThreadId, usize)>>,
+    domain_maps: Vec<FastMap<(i64, i64), u32>>,
+    metric_maps: Vec<FastMap<u32, ThreadId>>,
     shifts: Vec<i64>,
 }
 
@@ -120,7 +122,7 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
 
     // Objects: hosts → nodes; processes in input order (by MPI rank, then pid, inside a file).
     let mut objects = ObjectModel::default();
-    let mut host_index: HashMap<String, usize> = HashMap::new();
+    let mut host_index: FastMap<String, usize> = FastMap::default();
     let mut thread_maps = Vec::new();
     let mut stream_maps = Vec::new();
     let mut domain_maps = Vec::new();
@@ -147,7 +149,7 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
             });
             objects.hosts.len() - 1
         });
-        let mut device_index = HashMap::new();
+        let mut device_index = FastMap::default();
         for (&cuda_id, name) in &d.devices {
             let existing = objects
                 .devices
@@ -171,7 +173,7 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
         }
         procs.sort_by_key(|(k, (pid, _))| (d.ranks.get(k).copied().unwrap_or(u32::MAX), *pid, **k));
         // Each GPU's metrics thread goes to the first process that uses that GPU, else the first.
-        let metrics_owner: HashMap<u32, i64> = d
+        let metrics_owner: FastMap<u32, i64> = d
             .metric_gpus
             .iter()
             .map(|&gpu| {
@@ -182,9 +184,9 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
                 (gpu, user.unwrap_or(*procs[0].0))
             })
             .collect();
-        let mut mmap = HashMap::new();
-        let mut tmap = HashMap::new();
-        let mut smap = HashMap::new();
+        let mut mmap = FastMap::default();
+        let mut tmap = FastMap::default();
+        let mut smap = FastMap::default();
         for (&pkey, (pid, pname)) in procs {
             let process = objects.processes.len();
             objects.processes.push(Process {
@@ -498,7 +500,7 @@ pub fn run(
     }
 
     // MPI messages: every input with MPI tables gets a receive index; sends look receives up.
-    let rank_sources: HashMap<u32, usize> = plan
+    let rank_sources: FastMap<u32, usize> = plan
         .trace
         .objects
         .processes
@@ -549,21 +551,28 @@ pub fn run(
     if !progress(&sorting) {
         return Err(Error::Cancelled);
     }
-    // Where a family can be read as per-resource sorted runs, that replaces its SQL sort.
-    let mut surveys = Vec::with_capacity(queries.len());
+    // Where a family can be read without SQL sorting (per-resource sorted runs), that replaces
+    // its SQL query; the surveys decide, table by table.
+    let mut fast: Vec<Option<RowSource>> = Vec::with_capacity(queries.len());
     for q in &queries {
         let ex = &exports[q.source];
-        let survey = match (&q.partitioned, opts.read_order) {
-            (Some(spec), ReadOrder::Auto) => partitioned::survey(&ex.conn, spec)
-                .map_err(|e| Error::read(&ex.label, q.what, e))?,
+        let read = |e| Error::read(&ex.label, q.what, e);
+        fast.push(match (&q.partitioned, opts.read_order) {
+            (Some(Partitioned::Rows(spec)), ReadOrder::Auto) => partitioned::survey(&ex.conn, spec)
+                .map_err(read)?
+                .map(|s| RowSource::Partitioned(Box::new(PartitionedRows::new(&ex.conn, spec, s)))),
+            (Some(Partitioned::Links { api, gpu }), ReadOrder::Auto) => {
+                LinkJoin::open(&ex.conn, api, gpu)
+                    .map_err(read)?
+                    .map(|j| RowSource::Links(Box::new(j)))
+            }
             _ => None,
-        };
-        surveys.push(survey);
+        });
     }
     let mut statements = Vec::with_capacity(queries.len());
-    for (q, survey) in queries.iter().zip(&surveys) {
+    for (q, f) in queries.iter().zip(&fast) {
         let ex = &exports[q.source];
-        statements.push(match survey {
+        statements.push(match f {
             Some(_) => None,
             None => Some(
                 ex.conn
@@ -573,16 +582,14 @@ pub fn run(
         });
     }
     let mut cursors: Vec<Cursor> = Vec::with_capacity(queries.len());
-    for ((q, st), survey) in queries.iter().zip(statements.iter_mut()).zip(surveys) {
-        let rows = match (st, survey, &q.partitioned) {
-            (Some(st), _, _) => RowSource::Sql(
+    for ((q, st), f) in queries.iter().zip(statements.iter_mut()).zip(fast) {
+        let rows = match (st, f) {
+            (Some(st), _) => RowSource::Sql(
                 st.query([])
                     .map_err(|e| Error::read(&exports[q.source].label, q.what, e))?,
             ),
-            (None, Some(survey), Some(spec)) => RowSource::Partitioned(Box::new(
-                PartitionedRows::new(&exports[q.source].conn, spec, survey),
-            )),
-            _ => unreachable!("a cursor without a statement has a survey and a spec"),
+            (None, Some(f)) => f,
+            (None, None) => unreachable!("a cursor without a statement has a fast reader"),
         };
         cursors.push(Cursor {
             kind: q.kind,

@@ -1,7 +1,7 @@
 //! Per-kernel duration statistics (count, total, mean, min, max, standard deviation), overall and
 //! per GPU. Memory grows with the number of distinct kernel names, never with the number of launches.
 
-use std::collections::HashMap;
+use crate::FastMap;
 
 use serde::Serialize;
 
@@ -68,9 +68,9 @@ pub struct KernelRow {
 
 #[derive(Default)]
 pub struct KernelStats {
-    overall: HashMap<NameId, Welford>,
-    per_gpu: HashMap<(usize, NameId), Welford>,
-    info: HashMap<NameId, (NameId, Category)>,
+    overall: FastMap<NameId, Welford>,
+    per_gpu: FastMap<(usize, NameId), Welford>,
+    info: FastMap<NameId, (NameId, Category)>,
 }
 
 impl KernelStats {

@@ -6,7 +6,7 @@
 //! start. So a piece never starts before the last window change, which is what lets a window set
 //! be a single "open until" number (see `window.rs`).
 
-use std::collections::HashMap;
+use crate::FastMap;
 
 use super::accum::{time_class, GpuAcc};
 use super::assemble;
@@ -54,8 +54,8 @@ pub(super) struct State {
     pub pieces: PieceSinks,
     pub host: HostModel,
     pub kernels: KernelStats,
-    pub histograms: HashMap<NameId, Histogram>,
-    pub kernel_category: HashMap<NameId, Category>,
+    pub histograms: FastMap<NameId, Histogram>,
+    pub kernel_category: FastMap<NameId, Category>,
     pub counts: Vec<OpCounts>,
     pub has_activity: Vec<bool>,
     /// Time of the record being processed.
@@ -232,8 +232,8 @@ impl Sink for MetricsSink {
             },
             host: HostModel::new(&trace.objects),
             kernels: KernelStats::default(),
-            histograms: HashMap::new(),
-            kernel_category: HashMap::new(),
+            histograms: FastMap::default(),
+            kernel_category: FastMap::default(),
             counts: vec![OpCounts::default(); n],
             has_activity: vec![false; n],
             now: 0,

@@ -2,7 +2,7 @@
 //! small integer once, so records stay small and sinks compare integers, not strings. Memory grows
 //! with the number of *distinct* names, never with the number of records.
 
-use std::collections::HashMap;
+use crate::FastMap;
 
 /// Index of an interned name; ids start at 1 so that 0 can mean "none" (Paraver's End value).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -11,7 +11,7 @@ pub struct NameId(pub u32);
 #[derive(Default, Debug)]
 pub struct Names {
     strings: Vec<String>,
-    index: HashMap<String, NameId>,
+    index: FastMap<String, NameId>,
 }
 
 impl Names {

@@ -1,6 +1,7 @@
 //! Per-input decoding context and the time-ordered cursor type the merge pulls from.
 
-use std::collections::{BTreeMap, HashMap};
+use crate::FastMap;
+use std::collections::BTreeMap;
 
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Rows, Statement};
@@ -18,20 +19,20 @@ pub struct SourceCx<'c> {
     pub shift: i64,
     /// End of the trace (trace time): unterminated ranges close here.
     pub end_time: Ns,
-    pub threads: HashMap<i64, ThreadId>,
+    pub threads: FastMap<i64, ThreadId>,
     /// Stream key → (thread, device index).
-    pub streams: HashMap<StreamKey, (ThreadId, usize)>,
+    pub streams: FastMap<StreamKey, (ThreadId, usize)>,
     /// (globalPid key, domainId) → global domain index.
-    pub domains: HashMap<(i64, i64), u32>,
+    pub domains: FastMap<(i64, i64), u32>,
     /// (globalPid key, category id) → category name.
-    pub categories: HashMap<(i64, i64), NameId>,
+    pub categories: FastMap<(i64, i64), NameId>,
     pub strings: StringCache<'c>,
-    pub activity_of: HashMap<NameId, HostActivity>,
+    pub activity_of: FastMap<NameId, HostActivity>,
     /// GPU (CUDA device id) → its metrics thread; metric id → metric name.
-    pub metric_threads: HashMap<u32, ThreadId>,
-    pub metric_names: HashMap<i64, NameId>,
+    pub metric_threads: FastMap<u32, ThreadId>,
+    pub metric_names: FastMap<i64, NameId>,
     /// MPI rank → index of the input that holds it (all inputs; for message matching).
-    pub rank_sources: HashMap<u32, usize>,
+    pub rank_sources: FastMap<u32, usize>,
     /// Lookup of a receive in this input's receive index (see mpi_p2p), when built.
     pub recv_lookup: Option<Statement<'c>>,
     /// Message → number of occurrences, reported once at the end.
@@ -50,15 +51,15 @@ impl SourceCx<'_> {
             file,
             shift,
             end_time,
-            threads: HashMap::new(),
-            streams: HashMap::new(),
-            domains: HashMap::new(),
-            categories: HashMap::new(),
+            threads: FastMap::default(),
+            streams: FastMap::default(),
+            domains: FastMap::default(),
+            categories: FastMap::default(),
             strings,
-            activity_of: HashMap::new(),
-            rank_sources: HashMap::new(),
-            metric_threads: HashMap::new(),
-            metric_names: HashMap::new(),
+            activity_of: FastMap::default(),
+            rank_sources: FastMap::default(),
+            metric_threads: FastMap::default(),
+            metric_names: FastMap::default(),
             recv_lookup: None,
             warnings: BTreeMap::new(),
         }
@@ -127,8 +128,19 @@ pub struct Query {
     pub sql: String,
     /// What is read, for messages (a table name or a short description).
     pub what: &'static str,
-    /// The same rows as per-resource runs, where the family can be read that way.
-    pub partitioned: Option<super::partitioned::Spec>,
+    /// The same records without SQL sorting, where the family can be read that way.
+    pub partitioned: Option<Partitioned>,
+}
+
+/// How a family is read without SQL sorting (see partitioned.rs).
+pub enum Partitioned {
+    /// Per-resource sorted runs of the rows, merged.
+    Rows(super::partitioned::Spec),
+    /// The API-to-GPU merge join (links.rs): calls and operations.
+    Links {
+        api: super::partitioned::Spec,
+        gpu: super::partitioned::Spec,
+    },
 }
 
 /// Where a cursor's rows come from.
@@ -137,6 +149,8 @@ pub enum RowSource<'s> {
     Sql(Rows<'s>),
     /// Per-resource runs already in time order, merged in Rust (see partitioned.rs).
     Partitioned(Box<PartitionedRows<'s>>),
+    /// The sort-free API-to-GPU link join.
+    Links(Box<super::links::LinkJoin<'s>>),
 }
 
 /// An open cursor with its next record decoded ahead (the merge compares heads).
@@ -172,6 +186,12 @@ impl Cursor<'_> {
                         set_lookahead(r, next.start, next.next_start, &cxs[self.source]);
                     }
                     rec
+                }
+                RowSource::Links(j) => {
+                    let Some(rec) = j.next(&cxs[self.source])? else {
+                        return Ok(());
+                    };
+                    Some(rec)
                 }
             };
             if rec.is_some() {
@@ -240,7 +260,7 @@ impl Fields for BufferedRow {
         self.values
             .get(i)
             .map(ValueRef::from)
-            .ok_or(rusqlite::Error::InvalidColumnIndex(i))
+            .ok_or_else(|| rusqlite::Error::InvalidColumnIndex(i))
     }
     fn column_name(&self, i: usize) -> &str {
         self.columns.get(i).map_or("?", |c| c.as_str())

@@ -120,11 +120,11 @@ type Group = ([i64; 4], Option<i64>, Option<i64>, i64);
 /// SQLite's GROUP BY sorts the whole table, while a map over the resources does not. Groups come
 /// out in key order, as GROUP BY gives them; NULL lo/hi are ignored, as MIN/MAX do.
 fn grouped(ex: &Export, what: &str, sql: &str, nkeys: usize) -> Result<Vec<Group>> {
-    use std::collections::HashMap;
+    use crate::FastMap;
     let read = |e| Error::read(&ex.label, what, e);
     let mut st = ex.conn.prepare(sql).map_err(read)?;
     let mut q = st.query([]).map_err(read)?;
-    let mut groups: HashMap<[i64; 4], usize> = HashMap::new();
+    let mut groups: FastMap<[i64; 4], usize> = FastMap::default();
     let mut out: Vec<Group> = Vec::new();
     let mut last: Option<([i64; 4], usize)> = None;
     while let Some(r) = q.next().map_err(read)? {

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Fields, Query, SourceCx};
+use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Fields, Partitioned, Query, SourceCx};
 use super::ids::process_key;
 use super::partitioned::{Member, Spec};
 use super::Schema;
@@ -127,6 +127,8 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
     );
     let spec = Spec {
         kind: CursorKind::Gpu,
+        order: "start".into(),
+        aux: None,
         source,
         what: WHAT_ALL,
         partition: [
@@ -148,7 +150,7 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
         source,
         sql,
         what: WHAT_ALL,
-        partitioned: Some(spec),
+        partitioned: Some(Partitioned::Rows(spec)),
     })
 }
 

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::cursor::{int, text, u64_or_0, CursorKind, Fields, Query, SourceCx};
+use super::cursor::{int, text, u64_or_0, CursorKind, Fields, Partitioned, Query, SourceCx};
 use super::discover::Discovery;
 use super::partitioned::{Member, Spec};
 use super::Schema;
@@ -199,6 +199,8 @@ pub fn query(
     // The MPI wait member groups rows (one per request): only the SQL path reads it.
     let partitioned = (!parts.iter().any(|(_, grouped)| *grouped)).then(|| Spec {
         kind: CursorKind::Host,
+        order: "start".into(),
+        aux: None,
         source,
         what: WHAT_ALL,
         partition: vec!["globalTid".to_owned()],
@@ -210,6 +212,7 @@ pub fn query(
             .collect(),
         members: parts.into_iter().map(|(m, _)| m).collect(),
     });
+    let partitioned = partitioned.map(Partitioned::Rows);
     Some(Query {
         kind: CursorKind::Host,
         source,

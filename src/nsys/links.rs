@@ -1,54 +1,156 @@
 //! Which host call caused which GPU operation: the CUDA API call and the kernel/memcpy/memset share
-//! a correlation id within a process. Read as a join ordered by the call's start, so each link is
-//! delivered at its send time; SQLite builds a temporary index for the join (bounded, see mod.rs).
+//! a correlation id within a process. Each link is delivered at its send time (the call's start).
+//!
+//! Two readers give the same links in the same order (by call start, call rowid, then operation
+//! start, family, table, rowid):
+//! * SQL: a join on the correlation id ordered by the call's start (SQLite builds a temporary
+//!   index and sorts);
+//! * [`LinkJoin`]: a merge join without sorting. Within a process CUPTI hands out correlation ids
+//!   in call order, and a stream runs its operations in launch order, so the calls (in time order,
+//!   per-thread runs) and each stream's operations (in rowid order) both come in increasing
+//!   correlation id. The surveys check both properties; where they do not hold, the SQL reader is
+//!   used. Operations met before their call (calls of another thread that come later in time) wait
+//!   in a small map; those below every correlation id still to come have no call and are dropped,
+//!   as the join drops them.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use rusqlite::Connection;
 
 use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Fields, Query, SourceCx};
 use super::ids::process_key;
+use super::partitioned::{self, Member, PartitionedRows, Spec};
 use super::Schema;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::model::{Link, LinkKind, Record};
 use crate::options::Family;
+
+/// The GPU tables that links point to: (link family: 0 launch, 1–2 memory; family).
+const TARGETS: [(i64, Family); 4] = [
+    (0, Family::Kernel),
+    (1, Family::Memcpy),
+    (2, Family::Memset),
+    (0, Family::Graphs),
+];
+
+/// One member per GPU table: `tbl` (its index in [`TARGETS`]) and `rid` break ties.
+fn gpu_parts(schema: &Schema, families: &BTreeSet<Family>) -> Vec<(usize, String)> {
+    TARGETS
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, f))| families.contains(f))
+        .map(|(tbl, (fam, f))| {
+            let t = f.table();
+            let bytes = if *fam == 0 || !schema.has_column(t, "bytes") { "NULL".to_owned() } else { schema.col_or_null(t, "bytes") };
+            let sql = format!(
+                "SELECT {fam} AS fam, {tbl} AS tbl, rowid AS rid, start, globalPid, deviceId, {ctx} AS ctx, streamId, correlationId, \
+                 {bytes} AS bytes FROM {t} WHERE start IS NOT NULL AND correlationId IS NOT NULL",
+                ctx = schema.col_or_null(t, "contextId"),
+            );
+            (tbl, sql)
+        })
+        .collect()
+}
 
 pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Option<Query> {
     if !families.contains(&Family::CudaApi) {
         return None;
     }
-    // fam 0 kernels and graph replays (launch links), 1–2 memory operations (memory links).
-    let parts: Vec<String> = [(0, Family::Kernel), (1, Family::Memcpy), (2, Family::Memset), (0, Family::Graphs)]
-        .iter()
-        .filter(|(_, f)| families.contains(f))
-        .map(|(fam, f)| {
-            let t = f.table();
-            let bytes = if *fam == 0 || !schema.has_column(t, "bytes") { "NULL".to_owned() } else { schema.col_or_null(t, "bytes") };
-            format!(
-                "SELECT {fam} AS fam, start, globalPid, deviceId, {ctx} AS ctx, streamId, correlationId, {bytes} AS bytes \
-                 FROM {t} WHERE start IS NOT NULL AND correlationId IS NOT NULL",
-                ctx = schema.col_or_null(t, "contextId"),
-            )
-        })
-        .collect();
+    let parts = gpu_parts(schema, families);
     if parts.is_empty() {
         return None;
     }
+    let union: Vec<&str> = parts.iter().map(|(_, sql)| sql.as_str()).collect();
     let sql = format!(
         "SELECT r.start, r.globalTid, g.start, g.globalPid, g.deviceId, COALESCE(g.ctx, 0), g.streamId, g.bytes, g.fam \
          FROM ({}) g JOIN {api} r ON r.correlationId = g.correlationId AND (r.globalTid >> 24) = (g.globalPid >> 24) \
-         WHERE r.start IS NOT NULL AND r.globalTid IS NOT NULL ORDER BY r.start, r.rowid, g.start, g.fam",
-        parts.join(" UNION ALL "),
+         WHERE r.start IS NOT NULL AND r.globalTid IS NOT NULL ORDER BY r.start, r.rowid, g.start, g.fam, g.tbl, g.rid",
+        union.join(" UNION ALL "),
         api = Family::CudaApi.table(),
     );
+    let api = Spec {
+        kind: CursorKind::Link,
+        order: "start".into(),
+        aux: Some("correlationId".into()),
+        source,
+        what: WHAT,
+        members: vec![Member {
+            fam: 0,
+            sql: format!(
+                "SELECT rowid AS rid, start, globalTid, correlationId FROM {} \
+                 WHERE start IS NOT NULL AND globalTid IS NOT NULL AND correlationId IS NOT NULL",
+                Family::CudaApi.table()
+            ),
+            present: vec![true],
+        }],
+        partition: vec!["globalTid >> 24".into()],
+        columns: vec!["globalTid".into()],
+    };
+    let gpu = Spec {
+        kind: CursorKind::Link,
+        order: "correlationId".into(),
+        aux: None,
+        source,
+        what: WHAT,
+        members: parts
+            .into_iter()
+            .map(|(tbl, sql)| Member {
+                fam: tbl as i64,
+                sql,
+                present: vec![true; 4],
+            })
+            .collect(),
+        partition: ["globalPid", "deviceId", "COALESCE(ctx, 0)", "streamId"]
+            .map(String::from)
+            .to_vec(),
+        columns: ["start", "bytes", "fam", "tbl"].map(String::from).to_vec(),
+    };
     Some(Query {
         kind: CursorKind::Link,
         source,
         sql,
-        what: "API-to-GPU correlations",
-        partitioned: None,
+        what: WHAT,
+        partitioned: Some(super::cursor::Partitioned::Links { api, gpu }),
     })
 }
 
 const WHAT: &str = "API-to-GPU correlations";
+
+/// A link from its parts (raw times and ids); `None` when either end is not a known object.
+#[allow(clippy::too_many_arguments)]
+fn link(
+    cx: &SourceCx,
+    send: i64,
+    gtid: i64,
+    recv: i64,
+    gpid: i64,
+    stream: [Option<i64>; 3],
+    bytes: Option<i64>,
+    fam: Option<i64>,
+) -> Option<Record> {
+    let key = (
+        process_key(gpid),
+        u32_or_0(stream[0]),
+        u32_or_0(stream[1]),
+        u32_or_0(stream[2]),
+    );
+    let (Some(&(to, _)), Some(&from)) = (cx.streams.get(&key), cx.threads.get(&gtid)) else {
+        return None;
+    };
+    let kind = if fam == Some(0) {
+        LinkKind::Launch
+    } else {
+        LinkKind::Memory
+    };
+    Some(Record::Link(Link {
+        from,
+        send: cx.time(send),
+        to,
+        recv: cx.time(recv),
+        bytes: u64_or_0(bytes),
+        kind,
+    }))
+}
 
 pub fn decode<R: Fields + ?Sized>(row: &R, cx: &mut SourceCx) -> Result<Option<Record>> {
     let g = |i: usize, cx: &SourceCx| int(row, i, cx, WHAT);
@@ -57,26 +159,164 @@ pub fn decode<R: Fields + ?Sized>(row: &R, cx: &mut SourceCx) -> Result<Option<R
     else {
         return Ok(None);
     };
-    let key = (
-        process_key(gpid),
-        u32_or_0(g(4, cx)?),
-        u32_or_0(g(5, cx)?),
-        u32_or_0(g(6, cx)?),
-    );
-    let (Some(&(to, _)), Some(&from)) = (cx.streams.get(&key), cx.threads.get(&gtid)) else {
-        return Ok(None);
-    };
-    let kind = if g(8, cx)? == Some(0) {
-        LinkKind::Launch
-    } else {
-        LinkKind::Memory
-    };
-    Ok(Some(Record::Link(Link {
-        from,
-        send: cx.time(send),
-        to,
-        recv: cx.time(recv),
-        bytes: u64_or_0(g(7, cx)?),
-        kind,
-    })))
+    Ok(link(
+        cx,
+        send,
+        gtid,
+        recv,
+        gpid,
+        [g(4, cx)?, g(5, cx)?, g(6, cx)?],
+        g(7, cx)?,
+        g(8, cx)?,
+    ))
+}
+
+/// A GPU operation as the join needs it.
+struct Op {
+    corr: i64,
+    start: i64,
+    fam: i64,
+    tbl: i64,
+    rid: i64,
+    gpid: i64,
+    stream: [Option<i64>; 3],
+    bytes: Option<i64>,
+}
+
+/// The GPU side of one process: its streams merged in correlation id order.
+struct ProcessOps<'c> {
+    rows: PartitionedRows<'c>,
+    /// An operation read past the current call's correlation id.
+    ahead: Option<Op>,
+    /// Operations whose call has not come yet, by correlation id.
+    waiting: BTreeMap<i64, Vec<Op>>,
+}
+
+impl ProcessOps<'_> {
+    fn next_op(&mut self, cx: &SourceCx) -> Result<Option<Op>> {
+        if let Some(op) = self.ahead.take() {
+            return Ok(Some(op));
+        }
+        let Some(n) = self.rows.next_row(&cx.file)? else {
+            return Ok(None);
+        };
+        let key = self.rows.keys()[n.partition];
+        let g = |i: usize| int(&n.row, i, cx, WHAT);
+        Ok(Some(Op {
+            corr: n.start,
+            start: g(0)?.unwrap_or(0),
+            fam: g(2)?.unwrap_or(0),
+            tbl: g(3)?.unwrap_or(0),
+            rid: n.rid,
+            gpid: key[0].unwrap_or(0),
+            stream: [key[1], key[2], key[3]],
+            bytes: g(1)?,
+        }))
+    }
+}
+
+/// The sort-free link reader (see the module comment).
+pub struct LinkJoin<'c> {
+    calls: PartitionedRows<'c>,
+    /// Per process (globalPid >> 24): its operations.
+    ops: BTreeMap<i64, ProcessOps<'c>>,
+    /// Links of the current call, in order.
+    out: VecDeque<Record>,
+}
+
+impl<'c> LinkJoin<'c> {
+    /// Surveys both sides; `None` when either does not have the order the join needs.
+    pub fn open(
+        conn: &'c Connection,
+        api: &Spec,
+        gpu: &Spec,
+    ) -> rusqlite::Result<Option<LinkJoin<'c>>> {
+        let (Some(calls), Some(ops)) = (
+            partitioned::survey(conn, api)?,
+            partitioned::survey(conn, gpu)?,
+        ) else {
+            return Ok(None);
+        };
+        let ops = ops
+            .split_by(|k| k[0].map(|gpid| gpid >> 24))
+            .into_iter()
+            .filter_map(|(pk, s)| {
+                pk.map(|pk| {
+                    (
+                        pk,
+                        ProcessOps {
+                            rows: PartitionedRows::new(conn, gpu, s),
+                            ahead: None,
+                            waiting: BTreeMap::new(),
+                        },
+                    )
+                })
+            })
+            .collect();
+        Ok(Some(LinkJoin {
+            calls: PartitionedRows::new(conn, api, calls),
+            ops,
+            out: VecDeque::new(),
+        }))
+    }
+
+    /// The next link, or `None` at the end.
+    pub fn next(&mut self, cx: &SourceCx) -> Result<Option<Record>> {
+        loop {
+            if let Some(r) = self.out.pop_front() {
+                return Ok(Some(r));
+            }
+            let Some(call) = self.calls.next_row(&cx.file)? else {
+                return Ok(None);
+            };
+            let Some(corr) = call.aux else {
+                return Err(Error::BadData {
+                    file: cx.file.clone(),
+                    why: format!("{WHAT}: a call without correlation id"),
+                });
+            };
+            let Some(pk) = self.calls.keys()[call.partition][0] else {
+                continue;
+            };
+            // Every call of this process still to come has a correlation id >= floor.
+            let floor = self.calls.aux_floor(call.partition, &cx.file)?;
+            let Some(p) = self.ops.get_mut(&pk) else {
+                continue;
+            };
+            let mut matched = p.waiting.remove(&corr).unwrap_or_default();
+            while let Some(op) = p.next_op(cx)? {
+                if op.corr > corr {
+                    p.ahead = Some(op);
+                    break;
+                }
+                if op.corr == corr {
+                    matched.push(op);
+                } else if floor.is_some_and(|f| op.corr >= f) {
+                    p.waiting.entry(op.corr).or_default().push(op);
+                }
+                // else: no call of this process has that id any more: an operation without call.
+            }
+            // Waiting operations below the floor will never find their call.
+            p.waiting = match floor {
+                Some(f) => p.waiting.split_off(&f),
+                None => BTreeMap::new(),
+            };
+            matched.sort_by_key(|o| (o.start, o.fam, o.tbl, o.rid));
+            let gtid = int(&call.row, 0, cx, WHAT)?.unwrap_or(0);
+            for op in matched {
+                if let Some(r) = link(
+                    cx,
+                    call.start,
+                    gtid,
+                    op.start,
+                    op.gpid,
+                    op.stream,
+                    op.bytes,
+                    Some(op.fam),
+                ) {
+                    self.out.push_back(r);
+                }
+            }
+        }
+    }
 }

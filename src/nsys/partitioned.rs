@@ -20,8 +20,9 @@
 //! runs, or the resources interleave so much that the filtered range scans would cost more than
 //! the sort they replace.
 
+use crate::FastMap;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 use std::rc::Rc;
 
 use rusqlite::types::{Value, ValueRef};
@@ -34,8 +35,8 @@ use crate::error::{Error, Result};
 pub struct Member {
     /// The family number the SQL path orders ties by (`ORDER BY start, fam, rid`).
     pub fam: i64,
-    /// A `SELECT` that gives `rid` (the rowid), `start`, the partition columns and the columns
-    /// of [`Spec::columns`]; plain (no `GROUP BY`), so that a rowid range is a B-tree seek.
+    /// A `SELECT` that gives `rid` (the rowid), the order column, the partition columns and the
+    /// columns of [`Spec::columns`]; plain (no `GROUP BY`), so that a rowid range is a B-tree seek.
     pub sql: String,
     /// Per column of [`Spec::columns`]: false where this member always gives NULL (not fetched).
     pub present: Vec<bool>,
@@ -51,10 +52,15 @@ pub struct Spec {
     pub partition: Vec<String>,
     /// The columns the decoder reads, in its order: expressions over a member's output.
     pub columns: Vec<String>,
+    /// The column rows are ordered by (then family, then rowid): `start` for time order.
+    pub order: String,
+    /// A column that must increase strictly along each run (the survey declines otherwise), so
+    /// that [`PartitionedRows::aux_floor`] bounds what a resource's remaining rows hold.
+    pub aux: Option<String>,
 }
 
 /// Up to four integer-or-NULL parts (stream: process, device, context, stream; thread: tid).
-type Key = [Option<i64>; 4];
+pub type Key = [Option<i64>; 4];
 
 /// A survey gives up past this many runs (each costs a few dozen bytes and a query).
 const MAX_RUNS: usize = 200_000;
@@ -67,12 +73,14 @@ const FIRST_BATCH: usize = 16;
 const MAX_BATCH: usize = 512;
 
 /// One sorted run: rows of one member on one resource, rowids `lo..=hi`.
+#[derive(Clone)]
 struct Run {
     member: usize,
     partition: usize,
     lo: i64,
     hi: i64,
-    first_start: i64,
+    first_order: i64,
+    first_aux: Option<i64>,
 }
 
 /// A run being read.
@@ -81,7 +89,15 @@ struct OpenRun {
     next_lo: i64,
     batch: usize,
     done: bool,
-    rows: VecDeque<(i64, i64, BufferedRow)>,
+    rows: VecDeque<Buffered>,
+}
+
+/// A fetched row with its order value, rowid and aux value.
+struct Buffered {
+    order: i64,
+    rid: i64,
+    aux: Option<i64>,
+    row: BufferedRow,
 }
 
 /// The surveyed runs of one cursor; `None` from [`survey`] means "use the SQL path".
@@ -90,8 +106,45 @@ pub struct Survey {
     keys: Vec<Key>,
     /// Run indices of each partition.
     by_partition: Vec<Vec<usize>>,
-    /// Rows the survey saw (for the visit estimate and messages).
-    pub rows: u64,
+}
+
+impl Survey {
+    /// The resources' keys, by partition index.
+    pub fn keys(&self) -> &[Key] {
+        &self.keys
+    }
+
+    /// Number of sorted runs (for messages and tests).
+    pub fn run_count(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// Splits the resources into groups (e.g. per process): one survey per group, in group order.
+    pub fn split_by<G: Ord>(
+        self,
+        group: impl Fn(&Key) -> G,
+    ) -> std::collections::BTreeMap<G, Survey> {
+        let mut out: std::collections::BTreeMap<G, Survey> = std::collections::BTreeMap::new();
+        for (p, key) in self.keys.iter().enumerate() {
+            let part = out.entry(group(key)).or_insert_with(|| Survey {
+                runs: Vec::new(),
+                keys: Vec::new(),
+                by_partition: Vec::new(),
+            });
+            let np = part.keys.len();
+            part.keys.push(*key);
+            let mut ids = Vec::new();
+            for &r in &self.by_partition[p] {
+                ids.push(part.runs.len());
+                part.runs.push(Run {
+                    partition: np,
+                    ..self.runs[r].clone()
+                });
+            }
+            part.by_partition.push(ids);
+        }
+        out
+    }
 }
 
 /// Cuts the members' rows into per-resource sorted runs, or declines (see the module comment).
@@ -101,37 +154,42 @@ pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>
     }
     let mut runs: Vec<Run> = Vec::new();
     let mut keys: Vec<Key> = Vec::new();
-    let mut index: HashMap<Key, usize> = HashMap::new();
-    let mut rows = 0u64;
+    let mut index: FastMap<Key, usize> = FastMap::default();
     let mut span_rows = 0i64;
     for (m, member) in spec.members.iter().enumerate() {
         let sql = format!(
-            "SELECT rid, start, {} FROM ({}) ORDER BY rid",
+            "SELECT rid, {}, {}, {} FROM ({}) ORDER BY rid",
+            spec.order,
+            spec.aux.as_deref().unwrap_or("NULL"),
             spec.partition.join(", "),
             member.sql
         );
         let mut st = conn.prepare(&sql)?;
         let mut q = st.query([])?;
-        // Per partition: (index of its open run, start of its last row), for this member.
-        let mut open: HashMap<usize, (usize, i64)> = HashMap::new();
+        // Per partition: (index of its open run, order and aux value of its last row).
+        let mut open: FastMap<usize, (usize, i64, Option<i64>)> = FastMap::default();
         let mut last: Option<(Key, usize)> = None;
         let (mut first_rid, mut last_rid) = (None, 0i64);
         while let Some(row) = q.next()? {
             let ValueRef::Integer(rid) = row.get_ref(0)? else {
                 return Ok(None);
             };
-            let ValueRef::Integer(start) = row.get_ref(1)? else {
+            let ValueRef::Integer(order) = row.get_ref(1)? else {
                 return Ok(None);
+            };
+            let aux = match row.get_ref(2)? {
+                ValueRef::Integer(v) => Some(v),
+                ValueRef::Null if spec.aux.is_none() => None,
+                _ => return Ok(None),
             };
             let mut key: Key = [None; 4];
             for (i, k) in key.iter_mut().enumerate().take(spec.partition.len()) {
-                *k = match row.get_ref(i + 2)? {
+                *k = match row.get_ref(i + 3)? {
                     ValueRef::Null => None,
                     ValueRef::Integer(v) => Some(v),
                     _ => return Ok(None),
                 };
             }
-            rows += 1;
             first_rid.get_or_insert(rid);
             last_rid = rid;
             // Consecutive rows are mostly on the same resource: skip the hash lookup then.
@@ -148,21 +206,26 @@ pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>
                 }
             };
             match open.get_mut(&p) {
-                Some((r, prev)) if start >= *prev => {
+                Some((r, prev, prev_aux)) if order >= *prev => {
+                    if spec.aux.is_some() && aux <= *prev_aux {
+                        return Ok(None); // the aux column does not increase along the run
+                    }
                     runs[*r].hi = rid;
-                    *prev = start;
+                    *prev = order;
+                    *prev_aux = aux;
                 }
                 _ => {
                     if runs.len() == MAX_RUNS {
                         return Ok(None);
                     }
-                    open.insert(p, (runs.len(), start));
+                    open.insert(p, (runs.len(), order, aux));
                     runs.push(Run {
                         member: m,
                         partition: p,
                         lo: rid,
                         hi: rid,
-                        first_start: start,
+                        first_order: order,
+                        first_aux: aux,
                     });
                 }
             }
@@ -191,19 +254,22 @@ pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>
         runs,
         keys,
         by_partition,
-        rows,
     }))
 }
 
 /// The next row of a partitioned cursor, with what `LEAD` would give.
 pub struct NextRow {
     pub row: BufferedRow,
-    /// Raw start of this row and of the next row on the same resource.
+    /// This row's order value (raw start for time order) and the next one on the same resource.
     pub start: i64,
     pub next_start: Option<i64>,
+    pub rid: i64,
+    pub aux: Option<i64>,
+    /// The resource: index into [`Survey::keys`].
+    pub partition: usize,
 }
 
-/// Heap key: (start, family, rowid, partition) — the SQL path's order, then the resource.
+/// Heap key: (order value, family, rowid, partition) — the SQL path's order, then the resource.
 type HeadKey = (i64, i64, i64, usize);
 
 /// The reading side: runs merged into the SQL path's order.
@@ -241,12 +307,14 @@ impl<'c> PartitionedRows<'c> {
                     .collect()
             })
             .collect();
+        let aux = spec.aux.as_deref().unwrap_or("NULL");
         let fetch_sql = spec
             .members
             .iter()
             .zip(&fetched)
             .map(|(m, cols)| {
-                let list: Vec<&str> = cols.iter().map(|&i| spec.columns[i].as_str()).chain(["start", "rid"]).collect();
+                let list: Vec<&str> =
+                    cols.iter().map(|&i| spec.columns[i].as_str()).chain([spec.order.as_str(), "rid", aux]).collect();
                 format!(
                     "SELECT {} FROM ({}) WHERE {} AND rid >= ?{} AND rid <= ?{} ORDER BY rid LIMIT ?{}",
                     list.join(", "),
@@ -259,7 +327,7 @@ impl<'c> PartitionedRows<'c> {
             })
             .collect();
         // One cached statement per member, re-bound for every batch of every run.
-        conn.set_prepared_statement_cache_capacity(64.max(spec.members.len() * 2));
+        conn.set_prepared_statement_cache_capacity(64);
         let mut rows = PartitionedRows {
             conn,
             what: spec.what,
@@ -281,7 +349,7 @@ impl<'c> PartitionedRows<'c> {
                 .iter()
                 .map(|&r| {
                     let run = &rows.survey.runs[r];
-                    (run.first_start, rows.fams[run.member], run.lo, p)
+                    (run.first_order, rows.fams[run.member], run.lo, p)
                 })
                 .min();
             if let Some(k) = first {
@@ -291,18 +359,24 @@ impl<'c> PartitionedRows<'c> {
         rows
     }
 
-    /// Key of a run's next row: from the survey until the run is opened, then from its buffer.
-    fn run_head(&mut self, r: usize, file: &str) -> Result<Option<(i64, i64, i64)>> {
+    /// The resources' keys, by partition index.
+    pub fn keys(&self) -> &[Key] {
+        &self.survey.keys
+    }
+
+    /// Head of a run: (order, family, rowid, aux) of its next row — from the survey until the
+    /// run is opened, then from its buffer; `None` once it is read.
+    fn run_head(&mut self, r: usize, file: &str) -> Result<Option<(i64, i64, i64, Option<i64>)>> {
         let run = &self.survey.runs[r];
         let fam = self.fams[run.member];
         if self.open[r].is_none() {
-            return Ok(Some((run.first_start, fam, run.lo)));
+            return Ok(Some((run.first_order, fam, run.lo, run.first_aux)));
         }
         self.fill(r, file)?;
         Ok(self.open[r]
             .as_ref()
             .and_then(|o| o.rows.front())
-            .map(|(s, rid, _)| (*s, fam, *rid)))
+            .map(|b| (b.order, fam, b.rid, b.aux)))
     }
 
     /// The partition's next row key and the run that holds it.
@@ -310,7 +384,7 @@ impl<'c> PartitionedRows<'c> {
         let mut best: Option<(HeadKey, usize)> = None;
         for i in 0..self.survey.by_partition[p].len() {
             let r = self.survey.by_partition[p][i];
-            if let Some((s, f, rid)) = self.run_head(r, file)? {
+            if let Some((s, f, rid, _)) = self.run_head(r, file)? {
                 let k = (s, f, rid, p);
                 if best.is_none_or(|(b, _)| k < b) {
                     best = Some((k, r));
@@ -318,6 +392,19 @@ impl<'c> PartitionedRows<'c> {
             }
         }
         Ok(best)
+    }
+
+    /// The smallest aux value among a resource's rows not handed out yet (runs increase in aux,
+    /// so it is the smallest of their heads); `None` when the resource is read.
+    pub fn aux_floor(&mut self, p: usize, file: &str) -> Result<Option<i64>> {
+        let mut floor: Option<i64> = None;
+        for i in 0..self.survey.by_partition[p].len() {
+            let r = self.survey.by_partition[p][i];
+            if let Some((.., Some(a))) = self.run_head(r, file)? {
+                floor = Some(floor.map_or(a, |f| f.min(a)));
+            }
+        }
+        Ok(floor)
     }
 
     /// Opens a run if needed and makes sure it has a buffered row, unless it is finished.
@@ -359,17 +446,19 @@ impl<'c> PartitionedRows<'c> {
             for (j, &i) in fetched.iter().enumerate() {
                 values[i] = owned(row.get_ref(j).map_err(read)?);
             }
-            let start: i64 = row.get(n).map_err(read)?;
+            let order: i64 = row.get(n).map_err(read)?;
             let rid: i64 = row.get(n + 1).map_err(read)?;
+            let aux: Option<i64> = row.get(n + 2).map_err(read)?;
             o.next_lo = rid.saturating_add(1);
-            o.rows.push_back((
-                start,
+            o.rows.push_back(Buffered {
+                order,
                 rid,
-                BufferedRow {
+                aux,
+                row: BufferedRow {
                     values,
                     columns: columns.clone(),
                 },
-            ));
+            });
             got += 1;
         }
         if got < batch {
@@ -394,10 +483,10 @@ impl<'c> PartitionedRows<'c> {
         };
         self.fill(r, file)?;
         let o = self.open[r].as_mut().expect("filled above");
-        let Some((s, id, row)) = o.rows.pop_front() else {
+        let Some(b) = o.rows.pop_front() else {
             return Err(changed());
         };
-        if (s, id) != (start, rid) {
+        if (b.order, b.rid) != (start, rid) {
             return Err(changed());
         }
         if o.done && o.rows.is_empty() {
@@ -408,9 +497,12 @@ impl<'c> PartitionedRows<'c> {
             self.heap.push(Reverse(k));
         }
         Ok(Some(NextRow {
-            row,
+            row: b.row,
             start,
             next_start: next.map(|((s, ..), _)| s),
+            rid,
+            aux: b.aux,
+            partition: p,
         }))
     }
 }

@@ -3,7 +3,7 @@
 //! rows (SQL `LEAD`, or the partitioned reader), so no pairing state is kept. The last run of a
 //! thread closes at the end of the trace.
 
-use super::cursor::{int, CursorKind, Fields, Query, SourceCx};
+use super::cursor::{int, CursorKind, Fields, Partitioned, Query, SourceCx};
 use super::partitioned::{Member, Spec};
 use crate::error::Result;
 use crate::model::{CpuRun, Ns, Record};
@@ -30,7 +30,7 @@ pub fn query(source: usize) -> Query {
         source,
         sql,
         what: "CPU scheduling",
-        partitioned: Some(spec(source)),
+        partitioned: Some(Partitioned::Rows(spec(source))),
     }
 }
 
@@ -38,6 +38,8 @@ pub fn query(source: usize) -> Query {
 pub fn spec(source: usize) -> Spec {
     Spec {
         kind: CursorKind::Sched,
+        order: "start".into(),
+        aux: None,
         source,
         what: "CPU scheduling",
         members: vec![Member {

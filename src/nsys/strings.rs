@@ -1,6 +1,6 @@
 //! Resolves nsys string ids (StringIds.id) to interned names, once per distinct id.
 
-use std::collections::HashMap;
+use crate::FastMap;
 
 use rusqlite::{Connection, OptionalExtension, Statement};
 
@@ -9,7 +9,7 @@ use crate::model::{NameId, Names};
 
 pub struct StringCache<'c> {
     lookup: Statement<'c>,
-    cache: HashMap<i64, NameId>,
+    cache: FastMap<i64, NameId>,
     file: String,
 }
 
@@ -20,7 +20,7 @@ impl<'c> StringCache<'c> {
             .map_err(|e| Error::read(file, strings_table, e))?;
         Ok(StringCache {
             lookup,
-            cache: HashMap::new(),
+            cache: FastMap::default(),
             file: file.to_owned(),
         })
     }

@@ -11,8 +11,9 @@
 //! host threads Running between traced calls. The gap after an operation needs the start of the
 //! next one on the same resource; the readers deliver it with each record (`next_on_*`).
 
+use crate::{FastMap, FastSet};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::io::Write;
 
 use super::events::*;
@@ -93,14 +94,14 @@ pub struct ParaverWriter<'w> {
     /// Regions shorter than this per family write no events.
     min_duration: BTreeMap<Family, Ns>,
     /// NCCL payloads waiting for the kernel their launch call caused: (process, correlation id).
-    nccl_pending: HashMap<(usize, u64), Vec<(u32, u64)>>,
+    nccl_pending: FastMap<(usize, u64), Vec<(u32, u64)>>,
     /// NCCL facts parsed from kernel names, per name.
-    nccl_names: HashMap<NameId, Option<crate::model::nccl::NcclKernelInfo>>,
+    nccl_names: FastMap<NameId, Option<crate::model::nccl::NcclKernelInfo>>,
     end_time: Ns,
     pending: BinaryHeap<Reverse<Pending>>,
     seq: u64,
     /// Event type → how its values are labelled, and the values seen.
-    pub(crate) used_types: BTreeMap<u32, (ValueLabels, HashSet<u64>)>,
+    pub(crate) used_types: BTreeMap<u32, (ValueLabels, FastSet<u64>)>,
     pub(crate) used_states: BTreeSet<u32>,
     /// NVTX domain index → push/pop base type.
     domain_types: Vec<u32>,
@@ -126,8 +127,8 @@ impl<'w> ParaverWriter<'w> {
             metric_labels: BTreeMap::new(),
             window: None,
             min_duration: BTreeMap::new(),
-            nccl_pending: HashMap::new(),
-            nccl_names: HashMap::new(),
+            nccl_pending: FastMap::default(),
+            nccl_names: FastMap::default(),
             end_time: 0,
             pending: BinaryHeap::new(),
             seq: 0,
@@ -191,7 +192,7 @@ impl<'w> ParaverWriter<'w> {
         let e = self
             .used_types
             .entry(ty)
-            .or_insert_with(|| (labels, HashSet::new()));
+            .or_insert_with(|| (labels, FastSet::default()));
         if labels != ValueLabels::Numeric && value != 0 {
             e.1.insert(value);
         }
