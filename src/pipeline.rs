@@ -37,6 +37,10 @@ pub struct Summary {
     pub counts: BTreeMap<String, u64>,
     /// Things the user should know (data repaired, ranges closed), with how often they happened.
     pub warnings: Vec<String>,
+    /// `FILE: WHAT` of every family that could have been read without SQL sorting but was sorted
+    /// by SQL, because its rows are not in per-resource runs (see nsys/partitioned.rs). Same
+    /// output either way; only slower.
+    pub sorted_by_sql: Vec<String>,
 }
 
 /// Called between records; return `false` to cancel.
@@ -569,6 +573,14 @@ pub fn run(
             _ => None,
         });
     }
+    let sorted_by_sql: Vec<String> = queries
+        .iter()
+        .zip(&fast)
+        .filter(|(q, f)| {
+            q.partitioned.is_some() && f.is_none() && opts.read_order == ReadOrder::Auto
+        })
+        .map(|(q, _)| format!("{}: {}", exports[q.source].label, q.what))
+        .collect();
     let mut statements = Vec::with_capacity(queries.len());
     for (q, f) in queries.iter().zip(&fast) {
         let ex = &exports[q.source];
@@ -661,6 +673,7 @@ pub fn run(
         records: done,
         counts: counts.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
         warnings,
+        sorted_by_sql,
     })
 }
 

@@ -5,11 +5,10 @@
 //! start, family, table, rowid):
 //! * SQL: a join on the correlation id ordered by the call's start (SQLite builds a temporary
 //!   index and sorts);
-//! * [`LinkJoin`]: a merge join without sorting. Within a process CUPTI hands out correlation ids
-//!   in call order, and a stream runs its operations in launch order, so the calls (in time order,
-//!   per-thread runs) and each stream's operations (in rowid order) both come in increasing
-//!   correlation id. The surveys check both properties; where they do not hold, the SQL reader is
-//!   used. Operations met before their call (calls of another thread that come later in time) wait
+//! * [`LinkJoin`]: a merge join without sorting. CUPTI hands out a process's correlation ids in
+//!   call order, so along each thread the calls (in time order) take increasing ids; the survey
+//!   checks it, and where it does not hold the SQL reader is used. Each process's operations are
+//!   read in correlation-id order (per-stream runs, merged). Operations met before their call (calls of another thread that come later in time) wait
 //!   in a small map; those below every correlation id still to come have no call and are dropped,
 //!   as the join drops them.
 
@@ -83,7 +82,7 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
             ),
             present: vec![true],
         }],
-        partition: vec!["globalTid >> 24".into()],
+        partition: vec!["globalTid".into()],
         columns: vec!["globalTid".into()],
     };
     let gpu = Spec {
@@ -218,6 +217,8 @@ impl ProcessOps<'_> {
 /// The sort-free link reader (see the module comment).
 pub struct LinkJoin<'c> {
     calls: PartitionedRows<'c>,
+    /// Per process (globalTid >> 24): the partitions (threads) of its calls.
+    threads_of: BTreeMap<i64, Vec<usize>>,
     /// Per process (globalPid >> 24): its operations.
     ops: BTreeMap<i64, ProcessOps<'c>>,
     /// Links of the current call, in order.
@@ -253,8 +254,15 @@ impl<'c> LinkJoin<'c> {
                 })
             })
             .collect();
+        let mut threads_of: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+        for (p, key) in calls.keys().iter().enumerate() {
+            if let Some(gtid) = key[0] {
+                threads_of.entry(gtid >> 24).or_default().push(p);
+            }
+        }
         Ok(Some(LinkJoin {
             calls: PartitionedRows::new(conn, api, calls),
+            threads_of,
             ops,
             out: VecDeque::new(),
         }))
@@ -275,11 +283,17 @@ impl<'c> LinkJoin<'c> {
                     why: format!("{WHAT}: a call without correlation id"),
                 });
             };
-            let Some(pk) = self.calls.keys()[call.partition][0] else {
+            let Some(gtid) = self.calls.keys()[call.partition][0] else {
                 continue;
             };
+            let pk = gtid >> 24;
             // Every call of this process still to come has a correlation id >= floor.
-            let floor = self.calls.aux_floor(call.partition, &cx.file)?;
+            let mut floor: Option<i64> = None;
+            for &t in self.threads_of.get(&pk).map_or(&[][..], |v| v.as_slice()) {
+                if let Some(f) = self.calls.aux_floor(t, &cx.file)? {
+                    floor = Some(floor.map_or(f, |m| m.min(f)));
+                }
+            }
             let Some(p) = self.ops.get_mut(&pk) else {
                 continue;
             };
@@ -302,7 +316,6 @@ impl<'c> LinkJoin<'c> {
                 None => BTreeMap::new(),
             };
             matched.sort_by_key(|o| (o.start, o.fam, o.tbl, o.rid));
-            let gtid = int(&call.row, 0, cx, WHAT)?.unwrap_or(0);
             for op in matched {
                 if let Some(r) = link(
                     cx,

@@ -2,11 +2,17 @@
 //! Each family module gives the SQL of its time-ordered cursor and decodes its rows into model
 //! records; discovery finds the resources before the stream starts.
 //!
-//! Memory: exports carry no indexes, so every `ORDER BY start` (and the window functions that give
-//! the lookahead to the next event on a stream or thread) is a sort that SQLite performs in its
-//! temporary store. Natively the connection sets `temp_store = FILE`, so SQLite's external merge
-//! sort spills to temporary files beyond its page cache: memory stays bounded whatever the table
-//! size. The Rust side keeps only open intervals and per-resource state.
+//! Time order: exports carry no indexes, so `ORDER BY start` (and the window functions that give
+//! the lookahead to the next event on a stream or thread) is a full sort. Where a table's rows come
+//! in per-stream/per-thread sorted runs — as nsys writes them — `partitioned` reads those runs by
+//! rowid range and merges them in Rust instead, and `links` joins calls to GPU operations by a
+//! merge on correlation ids; both give exactly the SQL path's rows in the SQL path's order, and
+//! fall back to it table by table (`Summary::sorted_by_sql` says where).
+//!
+//! Memory: the sort-free readers hold one small batch per run in progress. The SQL path's sorts
+//! spill: natively the connection sets `temp_store = FILE`, so SQLite's external merge sort goes
+//! to temporary files beyond its page cache. The Rust side keeps only open intervals and
+//! per-resource state.
 
 pub mod cursor;
 pub mod discover;

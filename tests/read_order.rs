@@ -1,0 +1,212 @@
+//! The sort-free readers (nsys/partitioned.rs, the link merge join in nsys/links.rs) must give
+//! exactly what the SQL reference path (`ORDER BY`, `LEAD`, the correlation-id join) gives: the
+//! same bytes, on every real export and on exports edited to break the orders they rely on.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{convert, data, shared_traces, sql_count, Converted};
+use prvsight::options::ReadOrder;
+use prvsight::Options;
+
+fn both(paths: &[PathBuf]) -> (Converted, Converted) {
+    let fast = convert(paths, &Options::default()).unwrap();
+    let sql = convert(
+        paths,
+        &Options {
+            read_order: ReadOrder::Sql,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    (fast, sql)
+}
+
+fn assert_same(fast: &Converted, sql: &Converted, what: &str) {
+    assert!(
+        fast.prv == sql.prv,
+        "{what}: .prv differs between the sort-free and the SQL readers"
+    );
+    assert_eq!(fast.pcf, sql.pcf, "{what}: .pcf");
+    assert_eq!(fast.row, sql.row, "{what}: .row");
+    assert_eq!(fast.summary.counts, sql.summary.counts, "{what}: counts");
+    assert!(
+        sql.summary.sorted_by_sql.is_empty(),
+        "the SQL path reports no fallback"
+    );
+}
+
+/// A copy of the bundled sample, edited by `sql`.
+fn edited(name: &str, sql: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("read-order-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.sqlite"));
+    std::fs::copy(data("testcuda_report1.sqlite"), &path).unwrap();
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(sql).unwrap();
+    path
+}
+
+/// Rewrites `table` with its rows in a scrambled (but fixed) rowid order.
+fn scramble(table: &str, filter: &str) -> String {
+    format!(
+        "CREATE TABLE tmp AS SELECT * FROM {table} WHERE {filter};
+         DELETE FROM {table} WHERE {filter};
+         INSERT INTO {table} SELECT * FROM tmp ORDER BY (rowid * 37) % 101, rowid;
+         DROP TABLE tmp;"
+    )
+}
+
+const LINKS: &str = "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN \
+     (SELECT correlationId c FROM CUPTI_ACTIVITY_KIND_KERNEL UNION ALL SELECT correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY) g \
+     ON g.c = r.correlationId";
+
+fn links(c: &Converted) -> u64 {
+    c.summary.counts.get("link-launch").copied().unwrap_or(0)
+        + c.summary.counts.get("link-memory").copied().unwrap_or(0)
+}
+
+#[test]
+fn bundled_sample_reads_without_sql_sorting_and_gives_the_same_bytes() {
+    let path = data("testcuda_report1.sqlite");
+    let (fast, sql) = both(std::slice::from_ref(&path));
+    assert_same(&fast, &sql, "testcuda_report1");
+    assert_eq!(
+        fast.summary.sorted_by_sql,
+        Vec::<String>::new(),
+        "every family is read as sorted runs"
+    );
+    assert_eq!(links(&fast), sql_count(&path, LINKS));
+    assert_eq!(links(&fast), 16);
+}
+
+#[test]
+fn every_shared_export_gives_the_same_bytes_both_ways() {
+    let Some(root) = shared_traces() else { return };
+    let mut inputs: Vec<Vec<PathBuf>> = Vec::new();
+    for dir in [root.clone(), root.join("generated")] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "sqlite"))
+            .collect();
+        files.sort();
+        inputs.extend(files.into_iter().map(|f| vec![f]));
+    }
+    for ranks in ["generated/mpi4", "generated/mpi4_nsys2022.4"] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(ranks))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "sqlite"))
+            .collect();
+        files.sort();
+        inputs.push(files);
+    }
+    assert!(inputs.len() >= 11, "the shared exports are all found");
+    for paths in &inputs {
+        let what = paths[0].display().to_string();
+        let (fast, sql) = both(paths);
+        assert_same(&fast, &sql, &what);
+        // The real exports are all in per-resource runs: nothing needs SQL sorting.
+        assert_eq!(fast.summary.sorted_by_sql, Vec::<String>::new(), "{what}");
+    }
+}
+
+#[test]
+fn many_short_runs_are_merged_in_time_order() {
+    // 44 API calls in a scrambled rowid order: dozens of one- or two-row runs on one thread.
+    let path = edited(
+        "scrambled-api",
+        &scramble("CUPTI_ACTIVITY_KIND_RUNTIME", "1"),
+    );
+    let (fast, sql) = both(std::slice::from_ref(&path));
+    assert_same(&fast, &sql, "scrambled API calls");
+    assert_eq!(
+        fast.summary.sorted_by_sql,
+        Vec::<String>::new(),
+        "short runs are still read as runs"
+    );
+    assert_eq!(links(&fast), 16);
+}
+
+#[test]
+fn a_table_with_too_many_runs_falls_back_to_sql_sorting() {
+    // 880 OS runtime calls of the main thread scrambled: far more runs than a resource may have.
+    let path = edited(
+        "scrambled-osrt",
+        &scramble("OSRT_API", "globalTid = 281761330250412"),
+    );
+    let (fast, sql) = both(std::slice::from_ref(&path));
+    assert_same(&fast, &sql, "scrambled OS runtime calls");
+    assert_eq!(
+        fast.summary.sorted_by_sql.len(),
+        1,
+        "{:?}",
+        fast.summary.sorted_by_sql
+    );
+    assert!(
+        fast.summary.sorted_by_sql[0].contains("host calls"),
+        "{:?}",
+        fast.summary.sorted_by_sql
+    );
+}
+
+#[test]
+fn calls_out_of_correlation_order_across_threads_still_find_their_operations() {
+    // Two calls of one process, on two threads, whose correlation ids run against time: the
+    // memcpy call at 1453590649 (thread A) takes id 137, the launch at 1453605243 (moved to a
+    // new thread B) takes id 136 — so the join meets the kernel (136) before its call. Plus two
+    // operations without a call (ids 5 and 99999), which the join drops.
+    let edit = "
+        UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = -137 WHERE correlationId = 136;
+        UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = 136, globalTid = 281761330250499 WHERE correlationId = 137;
+        UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = 137 WHERE correlationId = -137;
+        UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET correlationId = 137 WHERE correlationId = 136;
+        UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET correlationId = 136 WHERE correlationId = 137;
+        INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY SELECT * FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE rowid = 1;
+        UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET correlationId = 5 WHERE rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_MEMCPY);
+        INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = 4;
+        UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET correlationId = 99999 WHERE rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);
+    ";
+    let path = edited("crossed-correlation", edit);
+    let (fast, sql) = both(std::slice::from_ref(&path));
+    assert_same(&fast, &sql, "crossed correlation ids");
+    assert_eq!(
+        fast.summary.sorted_by_sql,
+        Vec::<String>::new(),
+        "the join runs without SQL sorting"
+    );
+    assert_eq!(links(&fast), sql_count(&path, LINKS));
+    assert_eq!(
+        links(&fast),
+        16,
+        "every call finds its operation; the two orphans find none"
+    );
+    // The launch on thread B points at the kernel that now carries its id.
+    assert_eq!(
+        sql_count(
+            &path,
+            "SELECT count(DISTINCT globalTid) FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+        ),
+        2
+    );
+}
+
+#[test]
+fn correlation_ids_that_fall_along_a_thread_make_the_join_use_sql() {
+    // A thread whose calls do not take increasing ids: the merge join's precondition fails.
+    let edit =
+        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = 1000 WHERE correlationId = 135;";
+    let path = edited("falling-correlation", edit);
+    let (fast, sql) = both(std::slice::from_ref(&path));
+    assert_same(&fast, &sql, "falling correlation ids");
+    assert_eq!(fast.summary.sorted_by_sql.len(), 1);
+    assert!(
+        fast.summary.sorted_by_sql[0].contains("API-to-GPU"),
+        "{:?}",
+        fast.summary.sorted_by_sql
+    );
+    assert_eq!(links(&fast), sql_count(&path, LINKS));
+}
