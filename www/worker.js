@@ -17,6 +17,8 @@ if (typeof wasm_bindgen === 'undefined') {
 }
 
 let ready = null;
+// The core's linear memory: it only grows, so its size after a conversion is the peak.
+let memory = null;
 
 function asError(e) {
   if (e && typeof e === 'object' && 'kind' in e && 'message' in e) return e;
@@ -44,7 +46,10 @@ function asError(e) {
 
 const handlers = {
   init(msg) {
-    ready = wasm_bindgen({ module_or_path: msg.wasm || './pkg/prvsight_bg.wasm' }).then(() => wasm_bindgen.version());
+    ready = wasm_bindgen({ module_or_path: msg.wasm || './pkg/prvsight_bg.wasm' }).then((exports) => {
+      memory = exports.memory;
+      return wasm_bindgen.version();
+    });
     return ready;
   },
   async inspect(msg) {
@@ -63,6 +68,8 @@ const handlers = {
     };
     const value = wasm_bindgen.convert(msg.inputs, msg.options || {}, onChunk, onProgress);
     const transfer = [value.pcf.buffer, value.row.buffer];
+    // For the benchmark (scripts/bench/web.mjs reads this line): the wasm memory's peak size.
+    if (memory) console.debug(`prvsight: wasm memory ${memory.buffer.byteLength} bytes`);
     return { value, transfer };
   },
 };

@@ -22,11 +22,17 @@ const native = inputs.map((input) => {
 const server = await serve(DIST);
 const browser = await launch();
 try {
-  console.log('| input | native bundle s | page (wasm, worker) s | wasm / native |');
-  console.log('|---|---|---|---|');
+  console.log('| input | native bundle s | page (wasm, worker) s | wasm / native | wasm memory MiB |');
+  console.log('|---|---|---|---|---|');
   for (const [i, input] of inputs.entries()) {
     const mb = statSync(input).size / 1048576;
     const page = await browser.newPage();
+    // The worker reports its wasm memory size (it only grows: the peak) on the console.
+    let memoryMiB = '?';
+    page.on('console', (m) => {
+      const hit = /prvsight: wasm memory (\d+) bytes/.exec(m.text());
+      if (hit) memoryMiB = (Number(hit[1]) / 1048576).toFixed(0);
+    });
     await page.goto(`${server.origin}/`);
     await page.setInputFiles('#file', input);
     await page.waitForSelector('#inspect:not([hidden])', { timeout: 600000 });
@@ -37,7 +43,7 @@ try {
     const failed = await page.isVisible('#error');
     const note = failed ? ` (page error: ${(await page.textContent('#error')).trim().slice(0, 200)})` : '';
     await page.close();
-    console.log(`| ${mb.toFixed(0)} MiB | ${native[i].toFixed(2)} | ${wasm.toFixed(2)}${note} | ${(wasm / native[i]).toFixed(2)} |`);
+    console.log(`| ${mb.toFixed(0)} MiB | ${native[i].toFixed(2)} | ${wasm.toFixed(2)}${note} | ${(wasm / native[i]).toFixed(2)} | ${memoryMiB} |`);
   }
 } finally {
   await browser.close();

@@ -61,6 +61,13 @@ impl Export {
 
     /// Wraps an already opened connection (e.g. over the browser's Blob VFS).
     pub fn from_connection(conn: Connection, label: String) -> Result<Export> {
+        // Plans never depend on bound values (exports have no indexes), but by default SQLite
+        // re-prepares a statement when a value bound to a LIMIT or range changes: the partitioned
+        // reader re-binds its statements for every batch, and the profile showed 4 % in re-parsing.
+        let _ = conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+            true,
+        );
         let schema = Schema::read(&conn, &label)?;
         Ok(Export {
             conn,

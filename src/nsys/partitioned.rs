@@ -71,6 +71,9 @@ const MAX_VISITS_PER_ROW: i64 = 48;
 /// Rows fetched per query: the first batch of a run is small (many runs are short), then grows.
 const FIRST_BATCH: usize = 16;
 const MAX_BATCH: usize = 512;
+/// Rows buffered over all runs at most (~0.7 KiB each): with many resources busy at once (a
+/// thousand threads), batches shrink so that memory stays flat.
+const ROW_BUDGET: usize = 65_536;
 
 /// One sorted run: rows of one member on one resource, rowids `lo..=hi`.
 #[derive(Clone)]
@@ -287,6 +290,8 @@ pub struct PartitionedRows<'c> {
     columns: Rc<[String]>,
     open: Vec<Option<OpenRun>>,
     heap: BinaryHeap<Reverse<HeadKey>>,
+    /// Largest batch of one run (see [`ROW_BUDGET`]).
+    max_batch: usize,
 }
 
 impl<'c> PartitionedRows<'c> {
@@ -342,6 +347,7 @@ impl<'c> PartitionedRows<'c> {
                 .collect(),
             open: (0..survey.runs.len()).map(|_| None).collect(),
             heap: BinaryHeap::new(),
+            max_batch: (ROW_BUDGET / survey.runs.len().max(1)).clamp(FIRST_BATCH, MAX_BATCH),
             survey,
         };
         for p in 0..rows.survey.keys.len() {
@@ -464,7 +470,7 @@ impl<'c> PartitionedRows<'c> {
         if got < batch {
             o.done = true;
         }
-        o.batch = (batch * 2).min(MAX_BATCH);
+        o.batch = (batch * 2).min(self.max_batch);
         Ok(())
     }
 
