@@ -95,9 +95,10 @@ pub fn open_export(label: &str, src: Box<dyn ReadAt>, config: CacheConfig) -> Re
         })?;
     crate::nsys::export::check_magic(label, &head, size)?;
     let conn = open_connection(label, src, config)?;
-    // Same settings as a native open (nsys/export.rs): big sorts spill to temporary files,
-    // which go to the default VFS (wasm builds keep them in memory whatever this says).
-    let _ = conn.execute_batch("PRAGMA temp_store = FILE; PRAGMA cache_size = -32768;");
+    // Same settings as a native open (nsys/export.rs): an 8 MiB page cache, and the sorts that
+    // remain (NVTX, GPU metrics, MPI, and any family the survey left to SQL) spill to temporary
+    // files, which go to the default VFS (wasm builds keep them in memory whatever this says).
+    let _ = conn.execute_batch("PRAGMA temp_store = FILE; PRAGMA cache_size = -8192;");
     Export::from_connection(conn, label.to_owned())
 }
 
