@@ -19,8 +19,11 @@
 //! order) when a start is not an integer, a resource key is not integer/NULL, there are too many
 //! runs, or the resources interleave so much that the filtered range scans would cost more than
 //! the sort they replace.
+//!
+//! The order column need not be `start`: the link join (links.rs) reads GPU operations in
+//! correlation-id order the same way, and uses the optional `aux` column (checked to increase
+//! along every run) to know the smallest id a resource can still deliver.
 
-use crate::FastMap;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::rc::Rc;
@@ -30,6 +33,7 @@ use rusqlite::Connection;
 
 use super::cursor::{BufferedRow, CursorKind};
 use crate::error::{Error, Result};
+use crate::FastMap;
 
 /// One table (or filtered part of one) of a cursor's union.
 pub struct Member {
