@@ -1,8 +1,9 @@
 //! Calls on host threads, read as one cursor so each knows the start of the next traced call on its
 //! thread (SQL `LEAD` over the union, or the partitioned reader's lookahead), which gives the
 //! thread's state between calls without buffering: CUDA runtime/driver API
-//! (CUPTI_ACTIVITY_KIND_RUNTIME, straight from SQL, no `nsys stats`), MPI (the four MPI_*_EVENTS tables, or the NVTX `MPI` domain of nsys 2022), OS
-//! runtime calls (OSRT_API) and OpenACC (CUPTI_ACTIVITY_KIND_OPENACC_*).
+//! (CUPTI_ACTIVITY_KIND_RUNTIME, straight from SQL, no `nsys stats`), MPI (the four MPI_*_EVENTS
+//! tables, or the NVTX `MPI` domain of nsys 2022), OS runtime calls (OSRT_API) and OpenACC
+//! (CUPTI_ACTIVITY_KIND_OPENACC_*).
 
 use std::collections::{BTreeMap, BTreeSet};
 
