@@ -1,7 +1,6 @@
 //! The one pass: discover every input, build the object model and the common timeline, then merge
 //! all per-family cursors of all inputs (k-way, by time) and push each record to every sink.
 
-use crate::FastMap;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -18,6 +17,7 @@ use crate::nsys::links::LinkJoin;
 use crate::nsys::partitioned::{self, PartitionedRows};
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
 use crate::options::{Align, Chop, Family, Options, ReadOrder};
+use crate::FastMap;
 
 /// Progress of a conversion, reported to the face (progress bar, worker messages).
 #[derive(Clone, Debug, Serialize)]

@@ -1,12 +1,11 @@
 //! Per-kernel duration statistics (count, total, mean, min, max, standard deviation), overall and
 //! per GPU. Memory grows with the number of distinct kernel names, never with the number of launches.
 
-use crate::FastMap;
-
 use serde::Serialize;
 
 use super::category::Category;
 use crate::model::{NameId, Names, Ns};
+use crate::FastMap;
 
 /// Running statistics of a series of durations (Welford's online algorithm: numerically stable,
 /// one pass, O(1) memory). `total` stays an exact integer.

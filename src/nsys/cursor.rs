@@ -1,6 +1,5 @@
 //! Per-input decoding context and the time-ordered cursor type the merge pulls from.
 
-use crate::FastMap;
 use std::collections::BTreeMap;
 
 use rusqlite::types::{Value, ValueRef};
@@ -11,6 +10,7 @@ use super::partitioned::PartitionedRows;
 use super::StringCache;
 use crate::error::{Error, Result};
 use crate::model::{HostActivity, NameId, Names, Ns, Record, ThreadId};
+use crate::FastMap;
 
 /// Everything needed to turn one export's rows into model records.
 pub struct SourceCx<'c> {

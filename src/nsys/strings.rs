@@ -1,11 +1,10 @@
 //! Resolves nsys string ids (StringIds.id) to interned names, once per distinct id.
 
-use crate::FastMap;
-
 use rusqlite::{Connection, OptionalExtension, Statement};
 
 use crate::error::{Error, Result};
 use crate::model::{NameId, Names};
+use crate::FastMap;
 
 pub struct StringCache<'c> {
     lookup: Statement<'c>,
