@@ -88,6 +88,9 @@ struct Run {
     hi: i64,
     first_order: i64,
     first_aux: Option<i64>,
+    /// Rows the survey counted: reading must give exactly these (a damaged B-tree can answer a
+    /// rowid-range seek differently from a scan).
+    rows: u64,
 }
 
 /// A run being read.
@@ -97,6 +100,9 @@ struct OpenRun {
     batch: usize,
     done: bool,
     rows: VecDeque<Buffered>,
+    /// Rows fetched so far, and the order value of the last one (a run never decreases).
+    fetched: u64,
+    last_order: i64,
 }
 
 /// A fetched row with its order value, rowid and aux value.
@@ -197,6 +203,11 @@ pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>
                     _ => return Ok(None),
                 };
             }
+            // Rowids come in increasing order from a sound table B-tree; a damaged file may not
+            // (runs are rowid ranges, so that would read rows twice): leave it to the SQL path.
+            if first_rid.is_some() && rid <= last_rid {
+                return Ok(None);
+            }
             first_rid.get_or_insert(rid);
             last_rid = rid;
             // Consecutive rows are mostly on the same resource: skip the hash lookup then.
@@ -218,6 +229,7 @@ pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>
                         return Ok(None); // the aux column does not increase along the run
                     }
                     runs[*r].hi = rid;
+                    runs[*r].rows += 1;
                     *prev = order;
                     *prev_aux = aux;
                 }
@@ -233,6 +245,7 @@ pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>
                         hi: rid,
                         first_order: order,
                         first_aux: aux,
+                        rows: 1,
                     });
                 }
             }
@@ -425,16 +438,19 @@ impl<'c> PartitionedRows<'c> {
             batch: FIRST_BATCH,
             done: false,
             rows: VecDeque::new(),
+            fetched: 0,
+            last_order: i64::MIN,
         });
         if !o.rows.is_empty() || o.done {
             return Ok(());
         }
-        let (member, key, lo, hi, batch) = (
+        let (member, key, lo, hi, batch, expected) = (
             run.member,
             self.survey.keys[run.partition],
             o.next_lo,
             run.hi,
             o.batch,
+            run.rows,
         );
         let (conn, what) = (self.conn, self.what);
         let read = |e| Error::read(file, what, e);
@@ -459,6 +475,12 @@ impl<'c> PartitionedRows<'c> {
             let order: i64 = row.get(n).map_err(read)?;
             let rid: i64 = row.get(n + 1).map_err(read)?;
             let aux: Option<i64> = row.get(n + 2).map_err(read)?;
+            // What the survey's scan saw must be what the seek reads (see Run::rows).
+            if rid < lo || rid > hi || order < o.last_order {
+                return Err(damaged(file, what));
+            }
+            o.last_order = order;
+            o.fetched += 1;
             o.next_lo = rid.saturating_add(1);
             o.rows.push_back(Buffered {
                 order,
@@ -473,6 +495,9 @@ impl<'c> PartitionedRows<'c> {
         }
         if got < batch {
             o.done = true;
+            if o.fetched != expected {
+                return Err(damaged(file, what));
+            }
         }
         o.batch = (batch * 2).min(self.max_batch);
         Ok(())
@@ -514,6 +539,14 @@ impl<'c> PartitionedRows<'c> {
             aux: b.aux,
             partition: p,
         }))
+    }
+}
+
+/// A table that answers a rowid-range seek differently from a scan: its B-tree is damaged.
+fn damaged(file: &str, what: &str) -> Error {
+    Error::BadData {
+        file: file.to_owned(),
+        why: format!("{what}: the table reads differently by rowid range than by scan (the file is damaged; `sqlite3 FILE 'PRAGMA integrity_check'` tells more)"),
     }
 }
 
