@@ -61,15 +61,8 @@ fn at(col: &str) -> usize {
         + 1
 }
 
-const COMMON: &[&str] = &[
-    "start",
-    "end",
-    "globalPid",
-    "deviceId",
-    "contextId",
-    "streamId",
-    "correlationId",
-];
+/// The columns every GPU table fills: the first seven of the union.
+const COMMON: &[&str] = COLUMNS.split_at(7).0;
 
 /// The columns each family fills (others are NULL in its rows).
 fn filled(fam: i64) -> Vec<&'static str> {
