@@ -127,11 +127,6 @@ impl Survey {
         &self.keys
     }
 
-    /// Number of sorted runs (for messages and tests).
-    pub fn run_count(&self) -> usize {
-        self.runs.len()
-    }
-
     /// Splits the resources into groups (e.g. per process): one survey per group, in group order.
     pub fn split_by<G: Ord>(
         self,
@@ -289,8 +284,9 @@ pub struct NextRow {
     pub partition: usize,
 }
 
-/// Heap key: (order value, family, rowid, partition) — the SQL path's order, then the resource.
-type HeadKey = (i64, i64, i64, usize);
+/// Heap key: (order value, family, rowid, partition, run) — the SQL path's order, then the
+/// resource (the first four are unique; the run that holds the row rides along).
+type HeadKey = (i64, i64, i64, usize, usize);
 
 /// The reading side: runs merged into the SQL path's order.
 pub struct PartitionedRows<'c> {
@@ -372,7 +368,7 @@ impl<'c> PartitionedRows<'c> {
                 .iter()
                 .map(|&r| {
                     let run = &rows.survey.runs[r];
-                    (run.first_order, rows.fams[run.member], run.lo, p)
+                    (run.first_order, rows.fams[run.member], run.lo, p, r)
                 })
                 .min();
             if let Some(k) = first {
@@ -402,15 +398,15 @@ impl<'c> PartitionedRows<'c> {
             .map(|b| (b.order, fam, b.rid, b.aux)))
     }
 
-    /// The partition's next row key and the run that holds it.
-    fn partition_head(&mut self, p: usize, file: &str) -> Result<Option<(HeadKey, usize)>> {
-        let mut best: Option<(HeadKey, usize)> = None;
+    /// The partition's next row key (with the run that holds it).
+    fn partition_head(&mut self, p: usize, file: &str) -> Result<Option<HeadKey>> {
+        let mut best: Option<HeadKey> = None;
         for i in 0..self.survey.by_partition[p].len() {
             let r = self.survey.by_partition[p][i];
             if let Some((s, f, rid, _)) = self.run_head(r, file)? {
-                let k = (s, f, rid, p);
-                if best.is_none_or(|(b, _)| k < b) {
-                    best = Some((k, r));
+                let k = (s, f, rid, p, r);
+                if best.is_none_or(|b| k < b) {
+                    best = Some(k);
                 }
             }
         }
@@ -510,11 +506,8 @@ impl<'c> PartitionedRows<'c> {
             file: file.to_owned(),
             why: format!("{what}: rows changed while reading"),
         };
-        let Some(Reverse((start, _, rid, p))) = self.heap.pop() else {
+        let Some(Reverse((start, _, rid, p, r))) = self.heap.pop() else {
             return Ok(None);
-        };
-        let Some((_, r)) = self.partition_head(p, file)? else {
-            return Err(changed());
         };
         self.fill(r, file)?;
         let o = self.open[r].as_mut().expect("filled above");
@@ -528,13 +521,13 @@ impl<'c> PartitionedRows<'c> {
             o.rows = VecDeque::new(); // give the finished run's buffer back
         }
         let next = self.partition_head(p, file)?;
-        if let Some((k, _)) = next {
+        if let Some(k) = next {
             self.heap.push(Reverse(k));
         }
         Ok(Some(NextRow {
             row: b.row,
             start,
-            next_start: next.map(|((s, ..), _)| s),
+            next_start: next.map(|(s, ..)| s),
             rid,
             aux: b.aux,
             partition: p,
@@ -550,6 +543,8 @@ fn damaged(file: &str, what: &str) -> Error {
     }
 }
 
+/// An owned copy of a column value. Not rusqlite's `Value::try_from`, which refuses text that is
+/// not UTF-8: the SQL path reads such text lossily (cursor::text), and so must this one.
 fn owned(v: ValueRef) -> Value {
     match v {
         ValueRef::Null => Value::Null,

@@ -45,7 +45,7 @@ pub fn spec(source: usize) -> Spec {
         members: vec![Member {
             fam: 0,
             sql: member(),
-            present: vec![true, false, true, true, true],
+            present: COLUMNS.split(", ").map(|c| c != "nxt").collect(),
         }],
         partition: vec!["globalTid".into()],
         columns: COLUMNS.split(", ").map(String::from).collect(),
