@@ -151,6 +151,21 @@ pub struct Options {
     /// How time order is obtained (the output is the same either way; see nsys/partitioned.rs).
     #[serde(default)]
     pub read_order: ReadOrder,
+    /// Whether reading runs on a thread of its own (native builds only; same output either way).
+    #[serde(default)]
+    pub read_ahead: ReadAhead,
+}
+
+/// Whether the pass reads on a second thread while the sinks write (see pipeline/threaded.rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadAhead {
+    /// On a second thread where the build has threads, the machine more than one core, and every
+    /// input was opened from a file.
+    #[default]
+    Auto,
+    /// Everything on the calling thread.
+    Off,
 }
 
 /// How the readers put rows in time order.
@@ -286,6 +301,7 @@ impl Default for Options {
             chop: None,
             min_duration: BTreeMap::new(),
             read_order: ReadOrder::Auto,
+            read_ahead: ReadAhead::Auto,
         }
     }
 }

@@ -1,22 +1,26 @@
 //! The one pass: discover every input, build the object model and the common timeline, then merge
 //! all per-family cursors of all inputs (k-way, by time) and push each record to every sink.
+//! The reading side (stream.rs) runs on a second thread where the build allows it (threaded.rs);
+//! the sinks always run on the caller's thread.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
+
+mod stream;
+#[cfg(not(target_family = "wasm"))]
+mod threaded;
+
+use stream::Step;
 
 use crate::error::{Error, Result};
 use crate::model::{
     Device, Host, Names, Ns, ObjectModel, OutputCut, Process, Sink, SourceInfo, ThreadId,
     ThreadKind, ThreadObj, TraceInfo,
 };
-use crate::nsys::cursor::{Cursor, Partitioned, Query, RowSource, SourceCx};
 use crate::nsys::discover::{discover, Discovery};
-use crate::nsys::links::LinkJoin;
-use crate::nsys::partitioned::{self, PartitionedRows};
-use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
-use crate::options::{Align, Chop, Family, Options, ReadOrder};
+use crate::nsys::Export;
+use crate::options::{Align, Chop, Family, Options};
 use crate::FastMap;
 
 /// Progress of a conversion, reported to the face (progress bar, worker messages).
@@ -41,6 +45,9 @@ pub struct Summary {
     /// by SQL, because its rows are not in per-resource runs (see nsys/partitioned.rs). Same
     /// output either way; only slower.
     pub sorted_by_sql: Vec<String>,
+    /// Whether the inputs were read on a second thread while the sinks wrote (see
+    /// pipeline/threaded.rs). Same output either way.
+    pub read_ahead: bool,
 }
 
 /// Called between records; return `false` to cancel.
@@ -472,212 +479,105 @@ pub fn run(
     for s in sinks.iter_mut() {
         s.set_output_cut(&cut);
     }
-    let estimate: u64 = plan.discoveries.iter().map(|d| d.record_estimate).sum();
-    let mut names = Names::new();
-
-    let mut cxs: Vec<SourceCx> = Vec::with_capacity(exports.len());
-    for (src, ex) in exports.iter().enumerate() {
-        let d = &plan.discoveries[src];
-        let categories = d
-            .categories
-            .iter()
-            .map(|(k, v)| (*k, names.intern(v)))
-            .collect();
-        let strings = StringCache::new(&ex.conn, &ex.schema.strings_table, &ex.label)?;
-        let mut cx = SourceCx::new(
-            ex.label.clone(),
-            plan.shifts[src],
-            plan.trace.end_time,
-            strings,
-        );
-        cx.threads = plan.thread_maps[src].clone();
-        cx.streams = plan.stream_maps[src].clone();
-        cx.domains = plan.domain_maps[src].clone();
-        cx.categories = categories;
-        cx.metric_threads = plan.metric_maps[src].clone();
-        cx.metric_names = d
-            .metric_names
-            .iter()
-            .map(|(k, v)| (*k, names.intern(v)))
-            .collect();
-        cxs.push(cx);
-    }
-
-    // MPI messages: every input with MPI tables gets a receive index; sends look receives up.
-    let rank_sources: FastMap<u32, usize> = plan
-        .trace
-        .objects
-        .processes
-        .iter()
-        .filter_map(|p| p.rank.map(|r| (r, p.source)))
-        .collect();
-    let matching: Vec<bool> = exports
-        .iter()
-        .enumerate()
-        .map(|(src, ex)| plan.families[src].contains(&Family::Mpi) && mpi_p2p::available(ex))
-        .collect();
-    for (src, ex) in exports.iter().enumerate() {
-        cxs[src].rank_sources = rank_sources.clone();
-        if matching[src] {
-            mpi_p2p::build_receive_index(ex)?;
-            let lookup = ex
-                .conn
-                .prepare(mpi_p2p::receive_lookup_sql())
-                .map_err(|e| Error::read(&ex.label, "MPI receives", e))?;
-            cxs[src].recv_lookup = Some(lookup);
-        }
-    }
-
-    let mut queries: Vec<Query> = Vec::new();
-    for (src, ex) in exports.iter().enumerate() {
-        let fams = &plan.families[src];
-        queries.extend(gpu::query(&ex.schema, fams, src));
-        queries.extend(host::query(&ex.schema, &plan.discoveries[src], fams, src));
-        if fams.contains(&Family::Nvtx) {
-            queries.push(nvtx::query(&ex.schema, src));
-        }
-        queries.extend(links::query(&ex.schema, fams, src));
-        if matching[src] {
-            queries.push(mpi_p2p::send_query(ex, src));
-        }
-        if fams.contains(&Family::GpuMetrics) {
-            queries.push(gpu_metrics::query(src));
-        }
-        if fams.contains(&Family::Sched) {
-            queries.push(sched::query(src));
-        }
-    }
-    let sorting = Progress {
-        phase: "sorting",
-        records_done: 0,
-        records_estimate: estimate,
+    let mut delivery = Delivery {
+        sinks,
+        progress,
+        trace: &plan.trace,
+        estimate: plan.discoveries.iter().map(|d| d.record_estimate).sum(),
+        done: 0,
     };
-    if !progress(&sorting) {
-        return Err(Error::Cancelled);
-    }
-    // Where a family can be read without SQL sorting (per-resource sorted runs), that replaces
-    // its SQL query; the surveys decide, table by table.
-    let mut fast: Vec<Option<RowSource>> = Vec::with_capacity(queries.len());
-    for q in &queries {
-        let ex = &exports[q.source];
-        let read = |e| Error::read(&ex.label, q.what, e);
-        fast.push(match (&q.partitioned, opts.read_order) {
-            (Some(Partitioned::Rows(spec)), ReadOrder::Auto) => partitioned::survey(&ex.conn, spec)
-                .map_err(read)?
-                .map(|s| RowSource::Partitioned(Box::new(PartitionedRows::new(&ex.conn, spec, s)))),
-            (Some(Partitioned::Links { api, gpu }), ReadOrder::Auto) => {
-                LinkJoin::open(&ex.conn, api, gpu)
-                    .map_err(read)?
-                    .map(|j| RowSource::Links(Box::new(j)))
-            }
-            _ => None,
-        });
-    }
-    let sorted_by_sql: Vec<String> = queries
-        .iter()
-        .zip(&fast)
-        .filter(|(q, f)| {
-            q.partitioned.is_some() && f.is_none() && opts.read_order == ReadOrder::Auto
-        })
-        .map(|(q, _)| format!("{}: {}", exports[q.source].label, q.what))
-        .collect();
-    let mut statements = Vec::with_capacity(queries.len());
-    for (q, f) in queries.iter().zip(&fast) {
-        let ex = &exports[q.source];
-        statements.push(match f {
-            Some(_) => None,
-            None => Some(
-                ex.conn
-                    .prepare(&q.sql)
-                    .map_err(|e| Error::read(&ex.label, q.what, e))?,
-            ),
-        });
-    }
-    let mut cursors: Vec<Cursor> = Vec::with_capacity(queries.len());
-    for ((q, st), f) in queries.iter().zip(statements.iter_mut()).zip(fast) {
-        let rows = match (st, f) {
-            (Some(st), _) => RowSource::Sql(
-                st.query([])
-                    .map_err(|e| Error::read(&exports[q.source].label, q.what, e))?,
-            ),
-            (None, Some(f)) => f,
-            (None, None) => unreachable!("a cursor without a statement has a fast reader"),
-        };
-        cursors.push(Cursor {
-            kind: q.kind,
-            source: q.source,
-            what: q.what,
-            rows,
-            head: None,
-        });
-    }
-
-    for s in sinks.iter_mut() {
-        s.begin(&plan.trace, &names)?;
-    }
-    let mut heap = BinaryHeap::new();
-    for (i, c) in cursors.iter_mut().enumerate() {
-        // The first row of a cursor waits for SQLite's sort of its table: a cancel point each.
-        c.advance(&mut cxs, &mut names)?;
-        if !progress(&sorting) {
-            return Err(Error::Cancelled);
-        }
-        if let Some(r) = &c.head {
-            heap.push(Reverse((r.time(), r.family_rank(), i)));
-        }
-    }
-    let mut counts: BTreeMap<&'static str, u64> = BTreeMap::new();
-    let mut done = 0u64;
-    while let Some(Reverse((_, _, i))) = heap.pop() {
-        let c = &mut cursors[i];
-        let rec = c.head.take().expect("heap entries have a head");
-        for s in sinks.iter_mut() {
-            s.record(&rec, &names)?;
-        }
-        *counts.entry(record_family_name(&rec)).or_insert(0) += 1;
-        done += 1;
-        if done % 16_384 == 0
-            && !progress(&Progress {
-                phase: "converting",
-                records_done: done,
-                records_estimate: estimate,
-            })
-        {
-            return Err(Error::Cancelled);
-        }
-        c.advance(&mut cxs, &mut names)?;
-        if let Some(r) = &c.head {
-            heap.push(Reverse((r.time(), r.family_rank(), i)));
-        }
-    }
-    progress(&Progress {
-        phase: "finishing",
-        records_done: done,
-        records_estimate: estimate,
-    });
-    for s in sinks.iter_mut() {
-        s.finish(&plan.trace, &names)?;
-    }
-    let mut warnings = Vec::new();
-    for cx in &cxs {
-        for (msg, n) in &cx.warnings {
-            warnings.push(format!(
-                "{}: {msg} ({n} time{})",
-                cx.file,
-                if *n == 1 { "" } else { "s" }
-            ));
-        }
-    }
+    let (read, names, read_ahead) = read_into(exports, opts, &plan, &mut delivery)?;
+    delivery.finish(&names)?;
     Ok(Summary {
         trace: plan.trace,
-        records: done,
-        counts: counts.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
-        warnings,
-        sorted_by_sql,
+        records: read.records,
+        counts: read
+            .counts
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+        warnings: read.warnings,
+        sorted_by_sql: read.sorted_by_sql,
+        read_ahead,
     })
 }
 
-fn record_family_name(r: &crate::model::Record) -> &'static str {
+/// Reads every input into `delivery`: on a second thread where possible (see threaded.rs), else
+/// on this one. Also says which it was.
+fn read_into(
+    exports: &[Export],
+    opts: &Options,
+    plan: &Plan,
+    delivery: &mut Delivery,
+) -> Result<(stream::ReadSummary, Names, bool)> {
+    #[cfg(not(target_family = "wasm"))]
+    if let Some(files) = threaded::reopenable(exports, opts) {
+        let (read, names) = threaded::read(&files, opts, plan, delivery)?;
+        return Ok((read, names, true));
+    }
+    let mut names = Names::new();
+    let read = stream::read_records(exports, opts, plan, &mut names, &mut |step| {
+        delivery.step(step)
+    })?;
+    Ok((read, names, false))
+}
+
+/// The sinks' side of the pass: records in, progress reported, cancellation asked.
+struct Delivery<'d, 's, 'p> {
+    sinks: &'d mut [&'s mut (dyn Sink + 's)],
+    progress: &'d mut ProgressFn<'p>,
+    trace: &'d TraceInfo,
+    estimate: u64,
+    done: u64,
+}
+
+impl Delivery<'_, '_, '_> {
+    fn ask(&mut self, phase: &'static str) -> Result<()> {
+        let p = Progress {
+            phase,
+            records_done: self.done,
+            records_estimate: self.estimate,
+        };
+        if (self.progress)(&p) {
+            Ok(())
+        } else {
+            Err(Error::Cancelled)
+        }
+    }
+
+    fn step(&mut self, step: Step<'_>) -> Result<()> {
+        match step {
+            Step::Preparing => self.ask("sorting"),
+            Step::Begin(names) => {
+                for s in self.sinks.iter_mut() {
+                    s.begin(self.trace, names)?;
+                }
+                Ok(())
+            }
+            Step::Record(rec, names) => {
+                for s in self.sinks.iter_mut() {
+                    s.record(&rec, names)?;
+                }
+                self.done += 1;
+                if self.done % 16_384 == 0 {
+                    self.ask("converting")?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn finish(&mut self, names: &Names) -> Result<()> {
+        // Cancelling is too late now: the answer only updates the display.
+        let _ = self.ask("finishing");
+        for s in self.sinks.iter_mut() {
+            s.finish(self.trace, names)?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn record_family_name(r: &crate::model::Record) -> &'static str {
     use crate::model::{GpuOpKind, Record};
     match r {
         Record::Gpu(g) => match g.kind {

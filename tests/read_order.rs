@@ -6,7 +6,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{convert, data, shared_traces, sql_count, Converted};
+use common::{convert, data, shared_inputs, sql_count, Converted};
 use prvsight::options::ReadOrder;
 use prvsight::Options;
 
@@ -84,26 +84,9 @@ fn bundled_sample_reads_without_sql_sorting_and_gives_the_same_bytes() {
 
 #[test]
 fn every_shared_export_gives_the_same_bytes_both_ways() {
-    let Some(root) = shared_traces() else { return };
-    let mut inputs: Vec<Vec<PathBuf>> = Vec::new();
-    for dir in [root.clone(), root.join("generated")] {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "sqlite"))
-            .collect();
-        files.sort();
-        inputs.extend(files.into_iter().map(|f| vec![f]));
-    }
-    for ranks in ["generated/mpi4", "generated/mpi4_nsys2022.4"] {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(ranks))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "sqlite"))
-            .collect();
-        files.sort();
-        inputs.push(files);
-    }
+    let Some(inputs) = shared_inputs() else {
+        return;
+    };
     assert!(inputs.len() >= 11, "the shared exports are all found");
     for paths in &inputs {
         let what = paths[0].display().to_string();

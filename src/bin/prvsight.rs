@@ -128,6 +128,10 @@ mod cli {
         /// reference path: SQL sorts only). The output is the same; for testing and benchmarks.
         #[arg(long = "read-order", default_value = "auto", hide = true)]
         pub read_order: String,
+        /// Read on a second thread while this one writes: auto or off. The output is the same;
+        /// for testing and benchmarks.
+        #[arg(long = "read-ahead", default_value = "auto", hide = true)]
+        pub read_ahead: String,
     }
 
     impl Selection {
@@ -152,6 +156,15 @@ mod cli {
                 other => {
                     return Err(Error::Usage(format!(
                         "--read-order: '{other}' is not auto or sql"
+                    )))
+                }
+            };
+            o.read_ahead = match self.read_ahead.as_str() {
+                "auto" => prvsight::options::ReadAhead::Auto,
+                "off" => prvsight::options::ReadAhead::Off,
+                other => {
+                    return Err(Error::Usage(format!(
+                        "--read-ahead: '{other}' is not auto or off"
                     )))
                 }
             };

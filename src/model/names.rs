@@ -41,6 +41,19 @@ impl Names {
         self.strings.len()
     }
 
+    /// The names interned after the first `n` (to bring a copy of this table up to date).
+    pub fn since(&self, n: usize) -> &[String] {
+        &self.strings[n.min(self.strings.len())..]
+    }
+
+    /// Appends names taken from another table's [`since`](Self::since): a copy that received every
+    /// addition in order gives every name the same id as the original.
+    pub fn extend_from(&mut self, added: &[String]) {
+        for s in added {
+            self.intern(s);
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.strings.is_empty()
     }

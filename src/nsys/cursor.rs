@@ -185,6 +185,7 @@ impl Cursor<'_> {
                     if let Some(r) = &mut rec {
                         set_lookahead(r, next.start, next.next_start, &cxs[self.source]);
                     }
+                    p.recycle(next.row);
                     rec
                 }
                 RowSource::Links(j) => {

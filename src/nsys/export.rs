@@ -12,6 +12,8 @@ pub struct Export {
     /// File name as shown in messages.
     pub label: String,
     pub schema: Schema,
+    /// The file it was opened from, if it was (a second connection can then read it in parallel).
+    pub path: Option<std::path::PathBuf>,
 }
 
 impl Export {
@@ -41,7 +43,9 @@ impl Export {
         })?;
         // Sorts of big tables spill to temporary files instead of growing memory (see nsys/mod.rs).
         let _ = conn.execute_batch("PRAGMA temp_store = FILE; PRAGMA cache_size = -8192;");
-        Self::from_connection(conn, label)
+        let mut ex = Self::from_connection(conn, label)?;
+        ex.path = Some(path.to_owned());
+        Ok(ex)
     }
 
     /// Opens an export held in memory (copied into SQLite's memory; for small files and tests).
@@ -73,6 +77,7 @@ impl Export {
             conn,
             label,
             schema,
+            path: None,
         })
     }
 

@@ -201,7 +201,7 @@ impl ProcessOps<'_> {
         };
         let key = self.rows.keys()[n.partition];
         let g = |i: usize| int(&n.row, i, cx, WHAT);
-        Ok(Some(Op {
+        let op = Op {
             corr: n.start,
             start: g(0)?.unwrap_or(0),
             fam: g(2)?.unwrap_or(0),
@@ -210,7 +210,9 @@ impl ProcessOps<'_> {
             gpid: key[0].unwrap_or(0),
             stream: [key[1], key[2], key[3]],
             bytes: g(1)?,
-        }))
+        };
+        self.rows.recycle(n.row);
+        Ok(Some(op))
     }
 }
 
@@ -277,13 +279,16 @@ impl<'c> LinkJoin<'c> {
             let Some(call) = self.calls.next_row(&cx.file)? else {
                 return Ok(None);
             };
-            let Some(corr) = call.aux else {
+            // Only the call's key, start and correlation id are needed: its values can go back.
+            let (call_start, call_partition, call_corr) = (call.start, call.partition, call.aux);
+            self.calls.recycle(call.row);
+            let Some(corr) = call_corr else {
                 return Err(Error::BadData {
                     file: cx.file.clone(),
                     why: format!("{WHAT}: a call without correlation id"),
                 });
             };
-            let Some(gtid) = self.calls.keys()[call.partition][0] else {
+            let Some(gtid) = self.calls.keys()[call_partition][0] else {
                 continue;
             };
             let pk = gtid >> 24;
@@ -319,7 +324,7 @@ impl<'c> LinkJoin<'c> {
             for op in matched {
                 if let Some(r) = link(
                     cx,
-                    call.start,
+                    call_start,
                     gtid,
                     op.start,
                     op.gpid,

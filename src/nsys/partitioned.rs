@@ -305,6 +305,10 @@ pub struct PartitionedRows<'c> {
     heap: BinaryHeap<Reverse<HeadKey>>,
     /// Largest batch of one run (see [`ROW_BUDGET`]).
     max_batch: usize,
+    /// Value vectors of rows already decoded, reused for the next rows read (see [`recycle`]).
+    ///
+    /// [`recycle`]: Self::recycle
+    spare: Vec<Vec<Value>>,
 }
 
 impl<'c> PartitionedRows<'c> {
@@ -361,6 +365,7 @@ impl<'c> PartitionedRows<'c> {
             open: (0..survey.runs.len()).map(|_| None).collect(),
             heap: BinaryHeap::new(),
             max_batch: (ROW_BUDGET / survey.runs.len().max(1)).clamp(FIRST_BATCH, MAX_BATCH),
+            spare: Vec::new(),
             survey,
         };
         for p in 0..rows.survey.keys.len() {
@@ -464,7 +469,9 @@ impl<'c> PartitionedRows<'c> {
         let mut q = st.raw_query();
         let mut got = 0usize;
         while let Some(row) = q.next().map_err(read)? {
-            let mut values = vec![Value::Null; columns.len()];
+            let mut values = self.spare.pop().unwrap_or_default();
+            values.clear();
+            values.resize(columns.len(), Value::Null);
             for (j, &i) in fetched.iter().enumerate() {
                 values[i] = owned(row.get_ref(j).map_err(read)?);
             }
@@ -497,6 +504,13 @@ impl<'c> PartitionedRows<'c> {
         }
         o.batch = (batch * 2).min(self.max_batch);
         Ok(())
+    }
+
+    /// Gives back a decoded row's values, so that reading the next rows allocates nothing.
+    pub fn recycle(&mut self, row: BufferedRow) {
+        if self.spare.len() < MAX_BATCH {
+            self.spare.push(row.values);
+        }
     }
 
     /// The next row in the SQL path's order, with its lookahead.

@@ -23,6 +23,29 @@ pub fn shared_traces() -> Option<PathBuf> {
     }
 }
 
+/// Every conversion input of ../shared/traces: each export alone, and each multi-rank folder of
+/// `generated/` as one input set.
+pub fn shared_inputs() -> Option<Vec<Vec<PathBuf>>> {
+    let root = shared_traces()?;
+    let sqlite_files = |dir: PathBuf| {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "sqlite"))
+            .collect();
+        files.sort();
+        files
+    };
+    let mut inputs: Vec<Vec<PathBuf>> = Vec::new();
+    for dir in [root.clone(), root.join("generated")] {
+        inputs.extend(sqlite_files(dir).into_iter().map(|f| vec![f]));
+    }
+    for ranks in ["generated/mpi4", "generated/mpi4_nsys2022.4"] {
+        inputs.push(sqlite_files(root.join(ranks)));
+    }
+    Some(inputs)
+}
+
 pub fn data(name: &str) -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data")).join(name)
 }

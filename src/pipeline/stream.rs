@@ -1,0 +1,215 @@
+//! The reading side of the pass: every family's cursor of every input, merged by time into one
+//! stream of records handed to `out` (the sinks, directly or through the read-ahead thread).
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use super::{record_family_name, Plan};
+use crate::error::{Error, Result};
+use crate::model::{Names, Record};
+use crate::nsys::cursor::{Cursor, Partitioned, Query, RowSource, SourceCx};
+use crate::nsys::links::LinkJoin;
+use crate::nsys::partitioned::{self, PartitionedRows};
+use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
+use crate::options::{Family, Options, ReadOrder};
+use crate::FastMap;
+
+/// What the reading side hands out, in this order: `Preparing` (any number of times), `Begin`
+/// once, then every record.
+pub(super) enum Step<'a> {
+    /// Cursors are being opened (surveys, SQL sorts): a point where the user may cancel.
+    Preparing,
+    /// Every name of the trace's objects is known: the sinks can begin.
+    Begin(&'a Names),
+    /// The next record in time order, with the names it may refer to.
+    Record(Record, &'a Names),
+}
+
+/// What reading found besides the records.
+pub(super) struct ReadSummary {
+    pub records: u64,
+    /// Records per family name.
+    pub counts: BTreeMap<&'static str, u64>,
+    pub warnings: Vec<String>,
+    pub sorted_by_sql: Vec<String>,
+}
+
+/// Opens every cursor of every input and merges them (k-way, by time) into `out`; `names` gets
+/// every name the records refer to. An error from `out` stops the reading and is returned.
+pub(super) fn read_records(
+    exports: &[Export],
+    opts: &Options,
+    plan: &Plan,
+    names: &mut Names,
+    out: &mut dyn FnMut(Step<'_>) -> Result<()>,
+) -> Result<ReadSummary> {
+    let mut cxs: Vec<SourceCx> = Vec::with_capacity(exports.len());
+    for (src, ex) in exports.iter().enumerate() {
+        let d = &plan.discoveries[src];
+        let categories = d
+            .categories
+            .iter()
+            .map(|(k, v)| (*k, names.intern(v)))
+            .collect();
+        let strings = StringCache::new(&ex.conn, &ex.schema.strings_table, &ex.label)?;
+        let mut cx = SourceCx::new(
+            ex.label.clone(),
+            plan.shifts[src],
+            plan.trace.end_time,
+            strings,
+        );
+        cx.threads = plan.thread_maps[src].clone();
+        cx.streams = plan.stream_maps[src].clone();
+        cx.domains = plan.domain_maps[src].clone();
+        cx.categories = categories;
+        cx.metric_threads = plan.metric_maps[src].clone();
+        cx.metric_names = d
+            .metric_names
+            .iter()
+            .map(|(k, v)| (*k, names.intern(v)))
+            .collect();
+        cxs.push(cx);
+    }
+
+    // MPI messages: every input with MPI tables gets a receive index; sends look receives up.
+    let rank_sources: FastMap<u32, usize> = plan
+        .trace
+        .objects
+        .processes
+        .iter()
+        .filter_map(|p| p.rank.map(|r| (r, p.source)))
+        .collect();
+    let matching: Vec<bool> = exports
+        .iter()
+        .enumerate()
+        .map(|(src, ex)| plan.families[src].contains(&Family::Mpi) && mpi_p2p::available(ex))
+        .collect();
+    for (src, ex) in exports.iter().enumerate() {
+        cxs[src].rank_sources = rank_sources.clone();
+        if matching[src] {
+            mpi_p2p::build_receive_index(ex)?;
+            let lookup = ex
+                .conn
+                .prepare(mpi_p2p::receive_lookup_sql())
+                .map_err(|e| Error::read(&ex.label, "MPI receives", e))?;
+            cxs[src].recv_lookup = Some(lookup);
+        }
+    }
+
+    let mut queries: Vec<Query> = Vec::new();
+    for (src, ex) in exports.iter().enumerate() {
+        let fams = &plan.families[src];
+        queries.extend(gpu::query(&ex.schema, fams, src));
+        queries.extend(host::query(&ex.schema, &plan.discoveries[src], fams, src));
+        if fams.contains(&Family::Nvtx) {
+            queries.push(nvtx::query(&ex.schema, src));
+        }
+        queries.extend(links::query(&ex.schema, fams, src));
+        if matching[src] {
+            queries.push(mpi_p2p::send_query(ex, src));
+        }
+        if fams.contains(&Family::GpuMetrics) {
+            queries.push(gpu_metrics::query(src));
+        }
+        if fams.contains(&Family::Sched) {
+            queries.push(sched::query(src));
+        }
+    }
+    out(Step::Preparing)?;
+    // Where a family can be read without SQL sorting (per-resource sorted runs), that replaces
+    // its SQL query; the surveys decide, table by table.
+    let mut fast: Vec<Option<RowSource>> = Vec::with_capacity(queries.len());
+    for q in &queries {
+        let ex = &exports[q.source];
+        let read = |e| Error::read(&ex.label, q.what, e);
+        fast.push(match (&q.partitioned, opts.read_order) {
+            (Some(Partitioned::Rows(spec)), ReadOrder::Auto) => partitioned::survey(&ex.conn, spec)
+                .map_err(read)?
+                .map(|s| RowSource::Partitioned(Box::new(PartitionedRows::new(&ex.conn, spec, s)))),
+            (Some(Partitioned::Links { api, gpu }), ReadOrder::Auto) => {
+                LinkJoin::open(&ex.conn, api, gpu)
+                    .map_err(read)?
+                    .map(|j| RowSource::Links(Box::new(j)))
+            }
+            _ => None,
+        });
+    }
+    let sorted_by_sql: Vec<String> = queries
+        .iter()
+        .zip(&fast)
+        .filter(|(q, f)| {
+            q.partitioned.is_some() && f.is_none() && opts.read_order == ReadOrder::Auto
+        })
+        .map(|(q, _)| format!("{}: {}", exports[q.source].label, q.what))
+        .collect();
+    let mut statements = Vec::with_capacity(queries.len());
+    for (q, f) in queries.iter().zip(&fast) {
+        let ex = &exports[q.source];
+        statements.push(match f {
+            Some(_) => None,
+            None => Some(
+                ex.conn
+                    .prepare(&q.sql)
+                    .map_err(|e| Error::read(&ex.label, q.what, e))?,
+            ),
+        });
+    }
+    let mut cursors: Vec<Cursor> = Vec::with_capacity(queries.len());
+    for ((q, st), f) in queries.iter().zip(statements.iter_mut()).zip(fast) {
+        let rows = match (st, f) {
+            (Some(st), _) => RowSource::Sql(
+                st.query([])
+                    .map_err(|e| Error::read(&exports[q.source].label, q.what, e))?,
+            ),
+            (None, Some(f)) => f,
+            (None, None) => unreachable!("a cursor without a statement has a fast reader"),
+        };
+        cursors.push(Cursor {
+            kind: q.kind,
+            source: q.source,
+            what: q.what,
+            rows,
+            head: None,
+        });
+    }
+
+    out(Step::Begin(names))?;
+    let mut heap = BinaryHeap::new();
+    for (i, c) in cursors.iter_mut().enumerate() {
+        // The first row of a cursor waits for SQLite's sort of its table: a cancel point each.
+        c.advance(&mut cxs, names)?;
+        out(Step::Preparing)?;
+        if let Some(r) = &c.head {
+            heap.push(Reverse((r.time(), r.family_rank(), i)));
+        }
+    }
+    let mut counts: BTreeMap<&'static str, u64> = BTreeMap::new();
+    let mut records = 0u64;
+    while let Some(Reverse((_, _, i))) = heap.pop() {
+        let c = &mut cursors[i];
+        let rec = c.head.take().expect("heap entries have a head");
+        *counts.entry(record_family_name(&rec)).or_insert(0) += 1;
+        records += 1;
+        out(Step::Record(rec, names))?;
+        c.advance(&mut cxs, names)?;
+        if let Some(r) = &c.head {
+            heap.push(Reverse((r.time(), r.family_rank(), i)));
+        }
+    }
+    let mut warnings = Vec::new();
+    for cx in &cxs {
+        for (msg, n) in &cx.warnings {
+            warnings.push(format!(
+                "{}: {msg} ({n} time{})",
+                cx.file,
+                if *n == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    Ok(ReadSummary {
+        records,
+        counts,
+        warnings,
+        sorted_by_sql,
+    })
+}

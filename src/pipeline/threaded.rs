@@ -1,0 +1,131 @@
+//! Read-ahead (native builds): a second thread runs the reading side of the pass (SQLite, the surveys,
+//! the merge, decoding) on its own connections while this thread runs the sinks (formatting and
+//! writing the trace, metrics). The records and their order are exactly those of the one-thread
+//! pass: the reader is the same code, and the sinks see its records in the order it made them.
+
+use std::path::PathBuf;
+
+use super::stream::{read_records, ReadSummary, Step};
+use super::{Delivery, Plan};
+use crate::error::{Error, Result};
+use crate::model::{Names, Record};
+use crate::nsys::Export;
+use crate::options::{Options, ReadAhead};
+
+/// An input the reading thread opens again: its file and the label messages use.
+pub(super) struct Reopen {
+    path: PathBuf,
+    label: String,
+}
+
+/// Records handed over at a time, and batches in flight at most (memory stays bounded when the
+/// sinks are slower than the reader).
+const BATCH: usize = 2048;
+const IN_FLIGHT: usize = 8;
+
+/// What the reading thread sends: the names interned since its last message, then what happened.
+enum Message {
+    Preparing,
+    Begin(Vec<String>),
+    Records(Vec<String>, Vec<Record>),
+}
+
+/// The inputs, when the pass can read on a second thread: more than one core, every input opened
+/// from a file (a second connection to it is then cheap), and not turned off.
+pub(super) fn reopenable(exports: &[Export], opts: &Options) -> Option<Vec<Reopen>> {
+    if opts.read_ahead == ReadAhead::Off {
+        return None;
+    }
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return None;
+    }
+    exports
+        .iter()
+        .map(|ex| {
+            ex.path.as_ref().map(|p| Reopen {
+                path: p.clone(),
+                label: ex.label.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Runs the reading side on a second thread and delivers its records here, in its order.
+/// Returns what reading found and the names, as the one-thread pass does.
+pub(super) fn read(
+    files: &[Reopen],
+    opts: &Options,
+    plan: &Plan,
+    delivery: &mut Delivery,
+) -> Result<(ReadSummary, Names)> {
+    std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Message>(IN_FLIGHT);
+        let reader = scope.spawn(move || -> Result<ReadSummary> {
+            let exports = files
+                .iter()
+                .map(|f| {
+                    let mut ex = Export::open_path(&f.path)?;
+                    ex.label.clone_from(&f.label);
+                    Ok(ex)
+                })
+                .collect::<Result<Vec<Export>>>()?;
+            let mut names = Names::new();
+            let mut sent_names = 0usize;
+            let mut batch: Vec<Record> = Vec::with_capacity(BATCH);
+            // A failed send means the sinks' side stopped (an error or a cancel it reports).
+            let gone = |_| Error::Cancelled;
+            let mut new_names = |names: &Names| {
+                let added = names.since(sent_names).to_vec();
+                sent_names = names.len();
+                added
+            };
+            let read = read_records(&exports, opts, plan, &mut names, &mut |step| match step {
+                Step::Preparing => tx.send(Message::Preparing).map_err(gone),
+                Step::Begin(names) => tx.send(Message::Begin(new_names(names))).map_err(gone),
+                Step::Record(rec, names) => {
+                    batch.push(rec);
+                    if batch.len() == BATCH {
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                        tx.send(Message::Records(new_names(names), full))
+                            .map_err(gone)?;
+                    }
+                    Ok(())
+                }
+            })?;
+            if !batch.is_empty() {
+                tx.send(Message::Records(new_names(&names), batch))
+                    .map_err(gone)?;
+            }
+            Ok(read)
+        });
+        let mut names = Names::new();
+        let delivered = (|| -> Result<()> {
+            // Ends when the reader is done (or failed) and drops its sender.
+            for message in rx.iter() {
+                match message {
+                    Message::Preparing => delivery.step(Step::Preparing)?,
+                    Message::Begin(added) => {
+                        names.extend_from(&added);
+                        delivery.step(Step::Begin(&names))?;
+                    }
+                    Message::Records(added, records) => {
+                        names.extend_from(&added);
+                        for rec in records {
+                            delivery.step(Step::Record(rec, &names))?;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })();
+        // On an error here the receiver is dropped first, so that the reader's next send fails
+        // and it stops; its own error (if any) is then only a consequence.
+        drop(rx);
+        let read = match reader.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        delivered?;
+        Ok((read?, names))
+    })
+}

@@ -1,0 +1,209 @@
+//! Read-ahead (pipeline/threaded.rs): natively the inputs are read on a second thread while the
+//! sinks write. It must give exactly the one-thread pass's bytes, and stop cleanly — with the
+//! error that caused it — when the sinks fail, the user cancels, or the reading fails.
+
+mod common;
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use common::{convert, data, shared_inputs, Converted};
+use prvsight::nsys::Export;
+use prvsight::options::ReadAhead;
+use prvsight::paraver::ParaverWriter;
+use prvsight::pipeline::{self, Progress};
+use prvsight::{Error, Options};
+
+fn one_thread() -> Options {
+    Options {
+        read_ahead: ReadAhead::Off,
+        ..Options::default()
+    }
+}
+
+/// Whether this machine lets the pass use a second thread at all.
+fn has_two_cores() -> bool {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2
+}
+
+fn assert_same(ahead: &Converted, alone: &Converted, what: &str) {
+    assert!(
+        ahead.prv == alone.prv,
+        "{what}: .prv differs with read-ahead"
+    );
+    assert_eq!(ahead.pcf, alone.pcf, "{what}: .pcf");
+    assert_eq!(ahead.row, alone.row, "{what}: .row");
+    assert_eq!(ahead.summary.counts, alone.summary.counts, "{what}: counts");
+    assert_eq!(ahead.summary.records, alone.summary.records, "{what}");
+    assert_eq!(ahead.summary.warnings, alone.summary.warnings, "{what}");
+    assert!(
+        !alone.summary.read_ahead,
+        "{what}: read-ahead was turned off"
+    );
+    assert_eq!(ahead.summary.read_ahead, has_two_cores(), "{what}");
+}
+
+#[test]
+fn the_bundled_sample_gives_the_same_bytes_with_and_without_read_ahead() {
+    let paths = [data("testcuda_report1.sqlite")];
+    let ahead = convert(&paths, &Options::default()).unwrap();
+    let alone = convert(&paths, &one_thread()).unwrap();
+    assert_same(&ahead, &alone, "testcuda_report1");
+    assert!(ahead.summary.records > 1000, "a real conversion");
+}
+
+#[test]
+fn every_shared_export_gives_the_same_bytes_with_and_without_read_ahead() {
+    let Some(inputs) = shared_inputs() else {
+        return;
+    };
+    assert!(inputs.len() >= 11, "the shared exports are all found");
+    for paths in &inputs {
+        let what = paths[0].display().to_string();
+        let ahead = convert(paths, &Options::default()).unwrap();
+        let alone = convert(paths, &one_thread()).unwrap();
+        assert_same(&ahead, &alone, &what);
+    }
+}
+
+#[test]
+fn inputs_held_in_memory_are_read_on_the_calling_thread() {
+    // No file to open a second connection to: the one-thread pass, same result.
+    let bytes = std::fs::read(data("testcuda_report1.sqlite")).unwrap();
+    let ex = Export::from_bytes(&bytes, "sample").unwrap();
+    let (mut prv, mut pcf, mut row) = (Vec::new(), Vec::new(), Vec::new());
+    let mut w = ParaverWriter::new(Box::new(&mut prv), Box::new(&mut pcf), Box::new(&mut row));
+    let summary = pipeline::run(&[ex], &Options::default(), &mut [&mut w], &mut |_| true).unwrap();
+    assert!(!summary.read_ahead);
+    drop(w);
+    let from_file = convert(&[data("testcuda_report1.sqlite")], &one_thread()).unwrap();
+    assert!(
+        prv == from_file.prv.as_bytes(),
+        "same trace as from the file"
+    );
+}
+
+/// A copy of the bundled sample to edit.
+fn scratch_copy(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("read-ahead-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.sqlite"));
+    std::fs::copy(data("testcuda_report1.sqlite"), &path).unwrap();
+    path
+}
+
+/// The sample with its OS runtime calls repeated 24 times after each other (~22 000 records):
+/// enough for progress reports while converting (one per 16 384 records).
+fn longer_sample() -> PathBuf {
+    // Tests run in parallel: each edits a copy of its own.
+    static COPIES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = scratch_copy(&format!("longer-{n}"));
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "CREATE TEMP TABLE copy AS SELECT * FROM OSRT_API;
+         CREATE TEMP TABLE span AS SELECT max(end) - min(start) + 1 AS ns FROM OSRT_API;",
+    )
+    .unwrap();
+    for _ in 1..24 {
+        conn.execute_batch(
+            "UPDATE copy SET start = start + (SELECT ns FROM span), end = end + (SELECT ns FROM span);
+             INSERT INTO OSRT_API SELECT * FROM copy;",
+        )
+        .unwrap();
+    }
+    path
+}
+
+/// Converts the sample with `progress` and a .prv writer that fails after `fail_after` bytes.
+fn run_with(
+    opts: &Options,
+    fail_after: usize,
+    progress: &mut dyn FnMut(&Progress) -> bool,
+) -> prvsight::Result<pipeline::Summary> {
+    struct Failing(usize);
+    impl Write for Failing {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if buf.len() > self.0 {
+                return Err(io::Error::other("disk full"));
+            }
+            self.0 -= buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let ex = Export::open_path(&longer_sample()).unwrap();
+    let (mut pcf, mut row) = (Vec::new(), Vec::new());
+    let mut w = ParaverWriter::new(
+        Box::new(Failing(fail_after)),
+        Box::new(&mut pcf),
+        Box::new(&mut row),
+    );
+    pipeline::run(&[ex], opts, &mut [&mut w], progress)
+}
+
+#[test]
+fn a_failing_writer_stops_the_reader_with_the_writers_error() {
+    for opts in [Options::default(), one_thread()] {
+        let e = run_with(&opts, 100_000, &mut |_| true).unwrap_err();
+        assert!(
+            matches!(&e, Error::Write { .. }) && e.to_string().contains("disk full"),
+            "{:?}: {e}",
+            opts.read_ahead
+        );
+    }
+}
+
+#[test]
+fn cancelling_while_converting_stops_both_threads() {
+    for opts in [Options::default(), one_thread()] {
+        let mut converting = 0;
+        let e = run_with(&opts, usize::MAX, &mut |p| {
+            converting += usize::from(p.phase == "converting");
+            converting < 1
+        })
+        .unwrap_err();
+        assert!(matches!(e, Error::Cancelled), "{:?}: {e}", opts.read_ahead);
+        assert_eq!(
+            converting, 1,
+            "cancelled at the first report while converting"
+        );
+    }
+}
+
+#[test]
+fn cancelling_while_preparing_stops_before_any_record() {
+    for opts in [Options::default(), one_thread()] {
+        let mut phases = Vec::new();
+        let e = run_with(&opts, usize::MAX, &mut |p| {
+            phases.push(p.phase);
+            false
+        })
+        .unwrap_err();
+        assert!(matches!(e, Error::Cancelled), "{e}");
+        assert_eq!(phases, ["sorting"], "{:?}", opts.read_ahead);
+    }
+}
+
+#[test]
+fn a_reading_error_midway_is_the_same_with_and_without_read_ahead() {
+    // A kernel whose grid size is text, late in the table: found while records already flow.
+    let path = scratch_copy("bad-kernel-grid");
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = 'wide'
+         WHERE rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);",
+    )
+    .unwrap();
+    drop(conn);
+    let paths = [path];
+    let ahead = convert(&paths, &Options::default())
+        .err()
+        .expect("an error");
+    let alone = convert(&paths, &one_thread()).err().expect("an error");
+    assert_eq!(ahead.to_string(), alone.to_string());
+    assert!(ahead.to_string().contains("expected an integer"), "{ahead}");
+}
