@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 mod stream;
+mod surveys;
 #[cfg(not(target_family = "wasm"))]
 mod threaded;
 
@@ -516,7 +517,7 @@ fn read_into(
         return Ok((read, names, true));
     }
     let mut names = Names::new();
-    let read = stream::read_records(exports, opts, plan, &mut names, &mut |step| {
+    let read = stream::read_records(exports, opts, plan, &mut names, 1, &mut |step| {
         delivery.step(step)
     })?;
     Ok((read, names, false))

@@ -33,16 +33,10 @@ impl Export {
             detail: e.to_string(),
         })?;
         check_magic(&label, &head[..n], len)?;
-        let conn = Connection::open_with_flags(
-            path,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| Error::NotSqlite {
+        let conn = open_read_only(path).map_err(|e| Error::NotSqlite {
             file: label.clone(),
             detail: e.to_string(),
         })?;
-        // Sorts of big tables spill to temporary files instead of growing memory (see nsys/mod.rs).
-        let _ = conn.execute_batch("PRAGMA temp_store = FILE; PRAGMA cache_size = -8192;");
         let mut ex = Self::from_connection(conn, label)?;
         ex.path = Some(path.to_owned());
         Ok(ex)
@@ -99,6 +93,18 @@ impl Export {
         }
         Ok(out)
     }
+}
+
+/// A read-only connection to an export file, set up as every reader of it expects.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) fn open_read_only(path: &std::path::Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    // Sorts of big tables spill to temporary files instead of growing memory (see nsys/mod.rs).
+    let _ = conn.execute_batch("PRAGMA temp_store = FILE; PRAGMA cache_size = -8192;");
+    Ok(conn)
 }
 
 /// Tells "not SQLite at all" and "empty file" apart before SQLite gives a vaguer message.

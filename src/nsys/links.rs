@@ -18,7 +18,7 @@ use rusqlite::Connection;
 
 use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Fields, Query, SourceCx};
 use super::ids::process_key;
-use super::partitioned::{self, Member, PartitionedRows, Spec};
+use super::partitioned::{Member, PartitionedRows, Spec, Survey};
 use super::Schema;
 use crate::error::{Error, Result};
 use crate::model::{Link, LinkKind, Record};
@@ -228,18 +228,14 @@ pub struct LinkJoin<'c> {
 }
 
 impl<'c> LinkJoin<'c> {
-    /// Surveys both sides; `None` when either does not have the order the join needs.
-    pub fn open(
+    /// The join over surveys already made (of `api` and `gpu`, on this connection's file).
+    pub fn new(
         conn: &'c Connection,
         api: &Spec,
         gpu: &Spec,
-    ) -> rusqlite::Result<Option<LinkJoin<'c>>> {
-        let (Some(calls), Some(ops)) = (
-            partitioned::survey(conn, api)?,
-            partitioned::survey(conn, gpu)?,
-        ) else {
-            return Ok(None);
-        };
+        calls: Survey,
+        ops: Survey,
+    ) -> LinkJoin<'c> {
         let ops = ops
             .split_by(|k| k[0].map(|gpid| gpid >> 24))
             .into_iter()
@@ -262,12 +258,12 @@ impl<'c> LinkJoin<'c> {
                 threads_of.entry(gtid >> 24).or_default().push(p);
             }
         }
-        Ok(Some(LinkJoin {
+        LinkJoin {
             calls: PartitionedRows::new(conn, api, calls),
             threads_of,
             ops,
             out: VecDeque::new(),
-        }))
+        }
     }
 
     /// The next link, or `None` at the end.

@@ -4,12 +4,13 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
+use super::surveys::{survey_all, Job};
 use super::{record_family_name, Plan};
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
 use crate::nsys::cursor::{Cursor, Partitioned, Query, RowSource, SourceCx};
 use crate::nsys::links::LinkJoin;
-use crate::nsys::partitioned::{self, PartitionedRows};
+use crate::nsys::partitioned::PartitionedRows;
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
 use crate::options::{Family, Options, ReadOrder};
 use crate::FastMap;
@@ -35,12 +36,14 @@ pub(super) struct ReadSummary {
 }
 
 /// Opens every cursor of every input and merges them (k-way, by time) into `out`; `names` gets
-/// every name the records refer to. An error from `out` stops the reading and is returned.
+/// every name the records refer to. An error from `out` stops the reading and is returned. The
+/// surveys may use up to `survey_threads` threads (see surveys.rs).
 pub(super) fn read_records(
     exports: &[Export],
     opts: &Options,
     plan: &Plan,
     names: &mut Names,
+    survey_threads: usize,
     out: &mut dyn FnMut(Step<'_>) -> Result<()>,
 ) -> Result<ReadSummary> {
     let mut cxs: Vec<SourceCx> = Vec::with_capacity(exports.len());
@@ -118,19 +121,35 @@ pub(super) fn read_records(
     out(Step::Preparing)?;
     // Where a family can be read without SQL sorting (per-resource sorted runs), that replaces
     // its SQL query; the surveys decide, table by table.
+    let mut jobs: Vec<Job> = Vec::new();
+    if opts.read_order == ReadOrder::Auto {
+        for q in &queries {
+            let source = q.source;
+            match &q.partitioned {
+                Some(Partitioned::Rows(spec)) => jobs.push(Job { source, spec }),
+                Some(Partitioned::Links { api, gpu }) => {
+                    jobs.push(Job { source, spec: api });
+                    jobs.push(Job { source, spec: gpu });
+                }
+                None => {}
+            }
+        }
+    }
+    let mut surveys = survey_all(exports, &jobs, survey_threads).into_iter();
     let mut fast: Vec<Option<RowSource>> = Vec::with_capacity(queries.len());
     for q in &queries {
         let ex = &exports[q.source];
         let read = |e| Error::read(&ex.label, q.what, e);
+        let mut next = || surveys.next().expect("a survey per job").map_err(read);
         fast.push(match (&q.partitioned, opts.read_order) {
-            (Some(Partitioned::Rows(spec)), ReadOrder::Auto) => partitioned::survey(&ex.conn, spec)
-                .map_err(read)?
+            (Some(Partitioned::Rows(spec)), ReadOrder::Auto) => next()?
                 .map(|s| RowSource::Partitioned(Box::new(PartitionedRows::new(&ex.conn, spec, s)))),
-            (Some(Partitioned::Links { api, gpu }), ReadOrder::Auto) => {
-                LinkJoin::open(&ex.conn, api, gpu)
-                    .map_err(read)?
-                    .map(|j| RowSource::Links(Box::new(j)))
-            }
+            (Some(Partitioned::Links { api, gpu }), ReadOrder::Auto) => match (next()?, next()?) {
+                (Some(calls), Some(ops)) => Some(RowSource::Links(Box::new(LinkJoin::new(
+                    &ex.conn, api, gpu, calls, ops,
+                )))),
+                _ => None,
+            },
             _ => None,
         });
     }

@@ -79,19 +79,29 @@ pub(super) fn read(
                 sent_names = names.len();
                 added
             };
-            let read = read_records(&exports, opts, plan, &mut names, &mut |step| match step {
-                Step::Preparing => tx.send(Message::Preparing).map_err(gone),
-                Step::Begin(names) => tx.send(Message::Begin(new_names(names))).map_err(gone),
-                Step::Record(rec, names) => {
-                    batch.push(rec);
-                    if batch.len() == BATCH {
-                        let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                        tx.send(Message::Records(new_names(names), full))
-                            .map_err(gone)?;
+            let cores = std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(8);
+            let read = read_records(
+                &exports,
+                opts,
+                plan,
+                &mut names,
+                cores,
+                &mut |step| match step {
+                    Step::Preparing => tx.send(Message::Preparing).map_err(gone),
+                    Step::Begin(names) => tx.send(Message::Begin(new_names(names))).map_err(gone),
+                    Step::Record(rec, names) => {
+                        batch.push(rec);
+                        if batch.len() == BATCH {
+                            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
+                            tx.send(Message::Records(new_names(names), full))
+                                .map_err(gone)?;
+                        }
+                        Ok(())
                     }
-                    Ok(())
-                }
-            })?;
+                },
+            )?;
             if !batch.is_empty() {
                 tx.send(Message::Records(new_names(&names), batch))
                     .map_err(gone)?;
