@@ -68,8 +68,8 @@ timed() { /usr/bin/time -f "%e %M" -o "$BENCH/logs/time.tmp" "$@" >"$LOG" 2>&1; 
   echo "- $(rustc --version); SQLite CLI $(sqlite3 --version | cut -d' ' -f1); nsys2prv $("$BENCH/venv/bin/pip" show nsys2prv | awk '/^Version/{print $2}')"
   echo "- source export: $(basename "$SOURCE"); inputs inflated with prvsight-inflate --target-mb; warm page cache (each input read once before timing)"
   echo
-  echo "| input | rows read | records out | prvsight s | records/s | MB/s read | peak RSS MB | SQL-sorted path s | SQLite scan s | SQLite sorted scan s | prvsight, nsys2prv's job s | nsys2prv s | nsys2prv peak RSS MB | of which shim s | nsys2prv / prvsight (same job) |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| input | rows read | records out | prvsight s | records/s | MB/s read | peak RSS MB | one thread s | SQL-sorted path s | SQLite scan s | SQLite sorted scan s | prvsight, nsys2prv's job s | nsys2prv s | nsys2prv peak RSS MB | of which shim s | nsys2prv / prvsight (same job) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } > "$BENCH/results.md.new"
 
 for MB in $SIZES; do
@@ -100,10 +100,14 @@ for MB in $SIZES; do
     P_S=$(awk -v a="$P_S" -v b="$S" 'BEGIN{print (a == "" || b < a) ? b : a}'); P_KB=$((KB > P_KB ? KB : P_KB))
   done
   RECORDS=$(sed -n 's/.*(\([0-9]*\) records,.*/\1/p' "$LOG")
+  # The same on one thread (--read-ahead off: no second thread, as in the browser), same output.
+  LOG=$BENCH/logs/prvsight_one_${MB}.log
+  read -r ONE_S _ <<<"$(timed "$PRVSIGHT" convert "$IN" -o "$BENCH/out/prvsight_one_${MB}mb.prv" --read-ahead off)"
+  cmp -s "$BENCH/out/prvsight_${MB}mb.prv" "$BENCH/out/prvsight_one_${MB}mb.prv" || { echo "read-ahead on and off gave different .prv files" >&2; exit 1; }
   LOG=$BENCH/logs/prvsight_sql_${MB}.log
   read -r SQL_S _ <<<"$(timed "$PRVSIGHT" convert "$IN" -o "$BENCH/out/prvsight_sql_${MB}mb.prv" --read-order sql)"
   cmp -s "$BENCH/out/prvsight_${MB}mb.prv" "$BENCH/out/prvsight_sql_${MB}mb.prv" || { echo "the two read orders gave different .prv files" >&2; exit 1; }
-  rm -f "$BENCH/out/prvsight_${MB}mb".{prv,pcf,row} "$BENCH/out/prvsight_sql_${MB}mb".{prv,pcf,row}
+  rm -f "$BENCH/out/prvsight_${MB}mb".{prv,pcf,row} "$BENCH/out/prvsight_sql_${MB}mb".{prv,pcf,row} "$BENCH/out/prvsight_one_${MB}mb".{prv,pcf,row}
 
   N_S="-"; N_MB="-"; SHIM_S="-"; RATIO="-"; J_S="-"
   if [[ " $N2P_SIZES " == *" $MB "* ]]; then
@@ -134,9 +138,9 @@ for MB in $SIZES; do
     rm -f "$D"/out.* "$D"/*.csv
   fi
   awk -v mb="$MB" -v bytes="$BYTES" -v rows="$ROWS" -v rec="$RECORDS" -v ps="$P_S" -v pkb="$P_KB" \
-      -v sqls="$SQL_S" -v scan="$SCAN_S" -v sort="$SORT_S" -v js="$J_S" -v ns="$N_S" -v nmb="$N_MB" -v shim="$SHIM_S" -v ratio="$RATIO" \
-    'BEGIN{printf "| %d MB (%.0f MiB) | %d | %d | %.2f | %.2f M | %.1f | %d | %.2f | %.2f | %.2f | %s | %s | %s | %s | %s |\n",
-           mb, bytes/1048576, rows, rec, ps, rec/ps/1e6, bytes/1048576/ps, pkb/1024, sqls, scan, sort, js, ns, nmb, shim, ratio}' \
+      -v one="$ONE_S" -v sqls="$SQL_S" -v scan="$SCAN_S" -v sort="$SORT_S" -v js="$J_S" -v ns="$N_S" -v nmb="$N_MB" -v shim="$SHIM_S" -v ratio="$RATIO" \
+    'BEGIN{printf "| %d MB (%.0f MiB) | %d | %d | %.2f | %.2f M | %.1f | %d | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %s |\n",
+           mb, bytes/1048576, rows, rec, ps, rec/ps/1e6, bytes/1048576/ps, pkb/1024, one, sqls, scan, sort, js, ns, nmb, shim, ratio}' \
     >> "$BENCH/results.md.new"
   tail -1 "$BENCH/results.md.new"
 done
