@@ -141,6 +141,8 @@ pub enum Partitioned {
         api: super::partitioned::Spec,
         gpu: super::partitioned::Spec,
     },
+    /// Narrow keys sorted in memory, rows fetched by rowid (keyed.rs).
+    Keys(super::keyed::KeySpec),
 }
 
 /// Where a cursor's rows come from.
@@ -151,6 +153,8 @@ pub enum RowSource<'s> {
     Partitioned(Box<PartitionedRows<'s>>),
     /// The sort-free API-to-GPU link join.
     Links(Box<super::links::LinkJoin<'s>>),
+    /// Rows fetched by rowid in the order of their sorted keys.
+    Keyed(Box<super::keyed::KeyedRows<'s>>),
 }
 
 /// An open cursor with its next record decoded ahead (the merge compares heads).
@@ -186,6 +190,14 @@ impl Cursor<'_> {
                         set_lookahead(r, next.start, next.next_start, &cxs[self.source]);
                     }
                     p.recycle(next.row);
+                    rec
+                }
+                RowSource::Keyed(k) => {
+                    let Some(row) = k.next_row(&cxs[self.source].file)? else {
+                        return Ok(());
+                    };
+                    let rec = decode(self.kind, &row, self.source, cxs, names)?;
+                    k.recycle(row);
                     rec
                 }
                 RowSource::Links(j) => {

@@ -1,8 +1,9 @@
 //! NVTX_EVENTS: push/pop and start/end ranges, marks. Names come from the inline `text` or, for
 //! registered strings, from `textId`; domains and categories were named during discovery.
 
-use super::cursor::{int, text, CursorKind, Fields, Query, SourceCx};
+use super::cursor::{int, text, CursorKind, Fields, Partitioned, Query, SourceCx};
 use super::ids::process_key;
+use super::keyed::KeySpec;
 use super::Schema;
 use crate::error::Result;
 use crate::model::{Names, NvtxMark, NvtxRange, NvtxRangeKind, Record};
@@ -41,10 +42,8 @@ fn json_text(schema: &Schema) -> String {
 
 pub fn query(schema: &Schema, source: usize) -> Query {
     let c = |col: &str| schema.col_or_null(T, col);
-    let sql = format!(
-        "SELECT start, end, eventType, globalTid, {end_tid}, text, {text_id}, {domain}, {category}, {color}, {json} FROM {T} \
-         WHERE eventType IN (59, 70, 60, 71, 34) AND start IS NOT NULL AND globalTid IS NOT NULL \
-         ORDER BY start, (end IS NULL OR end < start) DESC, end DESC, rowid",
+    let columns = format!(
+        "start, end, eventType, globalTid, {end_tid}, text, {text_id}, {domain}, {category}, {color}, {json}",
         end_tid = c("endGlobalTid"),
         text_id = c("textId"),
         domain = c("domainId"),
@@ -52,12 +51,38 @@ pub fn query(schema: &Schema, source: usize) -> Query {
         color = c("color"),
         json = json_text(schema),
     );
+    let filter =
+        "eventType IN (59, 70, 60, 71, 34) AND start IS NOT NULL AND globalTid IS NOT NULL";
+    // Both readers give this order (keyed.rs reproduces it from narrow keys).
+    let sql = format!(
+        "SELECT {columns} FROM {T} WHERE {filter} \
+         ORDER BY start, (end IS NULL OR end < start) DESC, end DESC, rowid"
+    );
+    let keys = KeySpec {
+        key_sql: format!("SELECT start, end, rowid FROM {T} WHERE {filter}"),
+        fetch_sql: format!("SELECT rowid, {columns} FROM {T} WHERE rowid BETWEEN ?1 AND ?2"),
+        columns: [
+            "start",
+            "end",
+            "eventType",
+            "globalTid",
+            "endGlobalTid",
+            "text",
+            "textId",
+            "domainId",
+            "category",
+            "color",
+            "json",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    };
     Query {
         kind: CursorKind::Nvtx,
         source,
         sql,
         what: "NVTX events",
-        partitioned: None,
+        partitioned: Some(Partitioned::Keys(keys)),
     }
 }
 

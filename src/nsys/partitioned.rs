@@ -559,7 +559,7 @@ fn damaged(file: &str, what: &str) -> Error {
 
 /// An owned copy of a column value. Not rusqlite's `Value::try_from`, which refuses text that is
 /// not UTF-8: the SQL path reads such text lossily (cursor::text), and so must this one.
-fn owned(v: ValueRef) -> Value {
+pub(crate) fn owned(v: ValueRef) -> Value {
     match v {
         ValueRef::Null => Value::Null,
         ValueRef::Integer(i) => Value::Integer(i),

@@ -9,6 +9,7 @@ use super::{record_family_name, Plan};
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
 use crate::nsys::cursor::{Cursor, Partitioned, Query, RowSource, SourceCx};
+use crate::nsys::keyed::KeyedRows;
 use crate::nsys::links::LinkJoin;
 use crate::nsys::partitioned::PartitionedRows;
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
@@ -131,7 +132,7 @@ pub(super) fn read_records(
                     jobs.push(Job { source, spec: api });
                     jobs.push(Job { source, spec: gpu });
                 }
-                None => {}
+                Some(Partitioned::Keys(_)) | None => {}
             }
         }
     }
@@ -144,6 +145,11 @@ pub(super) fn read_records(
         fast.push(match (&q.partitioned, opts.read_order) {
             (Some(Partitioned::Rows(spec)), ReadOrder::Auto) => next()?
                 .map(|s| RowSource::Partitioned(Box::new(PartitionedRows::new(&ex.conn, spec, s)))),
+            (Some(Partitioned::Keys(spec)), ReadOrder::Auto) => {
+                KeyedRows::open(&ex.conn, q.what, spec)
+                    .map_err(read)?
+                    .map(|k| RowSource::Keyed(Box::new(k)))
+            }
             (Some(Partitioned::Links { api, gpu }), ReadOrder::Auto) => match (next()?, next()?) {
                 (Some(calls), Some(ops)) => Some(RowSource::Links(Box::new(LinkJoin::new(
                     &ex.conn, api, gpu, calls, ops,
