@@ -1,6 +1,7 @@
 // Browser throughput: the page (dist/, built by scripts/build-web.sh) converts an export in its
 // worker, timed from the Convert click to the results; compared with the native CLI doing the same
-// job (`prvsight bundle`: .prv.gz, .pcf, .row, cfgs and metrics.json in a zip, as the page does).
+// job (`prvsight bundle`: .prv.gz, .pcf, .row, cfgs and metrics.json in a zip, as the page does),
+// with and without its second reading thread.
 //
 //   node scripts/bench/web.mjs INPUT.sqlite [INPUT.sqlite ...]
 //
@@ -12,18 +13,21 @@ import { CLI, DIST, launch, requireBuilt, serve, tmp } from '../../e2e/helpers.m
 
 requireBuilt();
 const inputs = process.argv.slice(2);
-// Native first, before the browser starts, so that the two never share the CPU.
-const native = inputs.map((input) => {
+// Native first, before the browser starts, so that the two never share the CPU: as it runs by
+// default (reading on a second thread), and on one thread as the worker does (--read-ahead off).
+const bundle = (input, extra) => {
   const out = join(tmp('bench'), 'native.zip');
   const t0 = performance.now();
-  execFileSync(CLI, ['bundle', '-q', input, '-o', out], { stdio: 'ignore' });
+  execFileSync(CLI, ['bundle', '-q', ...extra, input, '-o', out], { stdio: 'ignore' });
   return (performance.now() - t0) / 1000;
-});
+};
+const native = inputs.map((input) => bundle(input, []));
+const nativeOne = inputs.map((input) => bundle(input, ['--read-ahead', 'off']));
 const server = await serve(DIST);
 const browser = await launch();
 try {
-  console.log('| input | native bundle s | page (wasm, worker) s | wasm / native | wasm memory MiB |');
-  console.log('|---|---|---|---|---|');
+  console.log('| input | native bundle s | native bundle, one thread s | page (wasm, worker) s | wasm / native | wasm / native one thread | wasm memory MiB |');
+  console.log('|---|---|---|---|---|---|---|');
   for (const [i, input] of inputs.entries()) {
     const mb = statSync(input).size / 1048576;
     const page = await browser.newPage();
@@ -43,7 +47,16 @@ try {
     const failed = await page.isVisible('#error');
     const note = failed ? ` (page error: ${(await page.textContent('#error')).trim().slice(0, 200)})` : '';
     await page.close();
-    console.log(`| ${mb.toFixed(0)} MiB | ${native[i].toFixed(2)} | ${wasm.toFixed(2)}${note} | ${(wasm / native[i]).toFixed(2)} | ${memoryMiB} |`);
+    const cells = [
+      `${mb.toFixed(0)} MiB`,
+      native[i].toFixed(2),
+      nativeOne[i].toFixed(2),
+      `${wasm.toFixed(2)}${note}`,
+      (wasm / native[i]).toFixed(2),
+      (wasm / nativeOne[i]).toFixed(2),
+      memoryMiB,
+    ];
+    console.log(`| ${cells.join(' | ')} |`);
   }
 } finally {
   await browser.close();
