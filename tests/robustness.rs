@@ -650,3 +650,53 @@ fn the_same_inputs_give_byte_identical_outputs() {
         from_file.0 == from_mem.prv && from_file.1 == from_mem.pcf && from_file.2 == from_mem.row
     );
 }
+
+/// The sample (which has no NVTX) with 400 NVTX push/pop ranges on its main thread, written as
+/// nsys writes them (when they end: each outer range after the ten it encloses), so that damage
+/// also reaches the keyed NVTX reader (src/nsys/keyed.rs: keys sorted, rows fetched by rowid).
+fn with_nvtx_ranges() -> Vec<u8> {
+    mutated(
+        &original(),
+        "CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+           rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
+           endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, jsonTextId INTEGER, jsonText TEXT);
+         WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 399),
+           base(t) AS (SELECT min(start) FROM OSRT_API)
+         INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId)
+         SELECT CASE WHEN i % 11 = 10 THEN t + (i / 11) * 110000 ELSE t + i * 10000 END,
+                CASE WHEN i % 11 = 10 THEN t + (i / 11) * 110000 + 109000 ELSE t + i * 10000 + 5000 END,
+                59, 'range ' || (i % 7), 281761330250412, 0
+         FROM n, base ORDER BY i;",
+    )
+}
+
+#[test]
+fn damage_to_an_export_with_nvtx_ranges_gives_an_error_or_a_valid_trace() {
+    let bytes = with_nvtx_ranges();
+    let whole = judge(bytes.clone(), "with-nvtx.sqlite").unwrap();
+    let Outcome::Valid(counts) = &whole else {
+        panic!("the undamaged export converts: {whole:?}")
+    };
+    assert_eq!(counts.get("nvtx-push-pop"), Some(&400), "{counts:?}");
+    // The NVTX table's pages are the last ones: cut inside them, and flip bytes there.
+    let pages = bytes.len() / 4096;
+    let mut cases: Vec<(String, Vec<u8>)> = (pages.saturating_sub(12)..pages)
+        .map(|p| {
+            (
+                format!("nvtx-prefix-{p}.sqlite"),
+                bytes[..p * 4096].to_vec(),
+            )
+        })
+        .collect();
+    let mut rng = Rng(0x0BAD_5EED_17);
+    let tail = pages.saturating_sub(12) * 4096;
+    for i in 0..120 {
+        let mut b = bytes.clone();
+        for _ in 0..1 + rng.below(8) {
+            let at = tail + rng.below(b.len() - tail);
+            b[at] ^= 1 << rng.below(8);
+        }
+        cases.push((format!("nvtx-flip-{i}.sqlite"), b));
+    }
+    judge_all("damage near NVTX", cases);
+}
