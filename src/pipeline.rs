@@ -513,6 +513,11 @@ fn read_into(
 ) -> Result<(stream::ReadSummary, Names, bool)> {
     #[cfg(not(target_family = "wasm"))]
     if let Some(files) = threaded::reopenable(exports, opts) {
+        // The reading thread has connections of its own: these ones' page caches, filled by
+        // discovery, would only add to them (8 MiB per input: it counts with many ranks).
+        for ex in exports {
+            let _ = ex.conn.execute_batch("PRAGMA shrink_memory;");
+        }
         let (read, names) = threaded::read(&files, opts, plan, delivery)?;
         return Ok((read, names, true));
     }
