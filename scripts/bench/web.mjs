@@ -3,7 +3,7 @@
 // job (`prvsight bundle`: .prv.gz, .pcf, .row, cfgs and metrics.json in a zip, as the page does),
 // with and without its second reading thread.
 //
-//   node scripts/bench/web.mjs INPUT.sqlite [INPUT.sqlite ...]
+//   node scripts/bench/web.mjs [--page-only] INPUT.sqlite [INPUT.sqlite ...]
 //
 // Uses the e2e helpers (headless Debian Chromium through playwright-core in e2e/node_modules).
 import { execFileSync } from 'node:child_process';
@@ -12,7 +12,9 @@ import { join } from 'node:path';
 import { CLI, DIST, launch, requireBuilt, serve, tmp } from '../../e2e/helpers.mjs';
 
 requireBuilt();
-const inputs = process.argv.slice(2);
+// --page-only: skip the native timings (e.g. to measure the worker's memory alone).
+const pageOnly = process.argv.includes('--page-only');
+const inputs = process.argv.slice(2).filter((a) => a !== '--page-only');
 // Native first, before the browser starts, so that the two never share the CPU: as it runs by
 // default (reading on a second thread), and on one thread as the worker does (--read-ahead off).
 const bundle = (input, extra) => {
@@ -21,8 +23,8 @@ const bundle = (input, extra) => {
   execFileSync(CLI, ['bundle', '-q', ...extra, input, '-o', out], { stdio: 'ignore' });
   return (performance.now() - t0) / 1000;
 };
-const native = inputs.map((input) => bundle(input, []));
-const nativeOne = inputs.map((input) => bundle(input, ['--read-ahead', 'off']));
+const native = inputs.map((input) => (pageOnly ? NaN : bundle(input, [])));
+const nativeOne = inputs.map((input) => (pageOnly ? NaN : bundle(input, ['--read-ahead', 'off'])));
 const server = await serve(DIST);
 const browser = await launch();
 try {

@@ -99,9 +99,17 @@ impl<'c> KeyedRows<'c> {
         what: &'static str,
         spec: &KeySpec,
     ) -> rusqlite::Result<Option<KeyedRows<'c>>> {
+        // Counted first so that the keys take one allocation of their final size: a growing
+        // vector leaves its smaller predecessors behind, which in the browser's linear memory
+        // (it never shrinks) would add up to about as much again.
+        let rows: i64 = conn.query_row(
+            &format!("SELECT count(*) FROM ({})", spec.key_sql),
+            [],
+            |r| r.get(0),
+        )?;
+        let mut keys = Vec::with_capacity(usize::try_from(rows).unwrap_or(0));
         let mut st = conn.prepare(&spec.key_sql)?;
         let mut q = st.query([])?;
-        let mut keys = Vec::new();
         while let Some(row) = q.next()? {
             let (ValueRef::Integer(start), ValueRef::Integer(rowid)) =
                 (row.get_ref(0)?, row.get_ref(2)?)
