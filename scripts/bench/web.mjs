@@ -49,13 +49,14 @@ try {
     const failed = await page.isVisible('#error');
     const note = failed ? ` (page error: ${(await page.textContent('#error')).trim().slice(0, 200)})` : '';
     await page.close();
+    const fixed = (x) => (Number.isNaN(x) ? '-' : x.toFixed(2));
     const cells = [
       `${mb.toFixed(0)} MiB`,
-      native[i].toFixed(2),
-      nativeOne[i].toFixed(2),
+      fixed(native[i]),
+      fixed(nativeOne[i]),
       `${wasm.toFixed(2)}${note}`,
-      (wasm / native[i]).toFixed(2),
-      (wasm / nativeOne[i]).toFixed(2),
+      fixed(wasm / native[i]),
+      fixed(wasm / nativeOne[i]),
       memoryMiB,
     ];
     console.log(`| ${cells.join(' | ')} |`);
