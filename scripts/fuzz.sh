@@ -37,6 +37,19 @@ trim() { # N OUT
 }
 trim 20 seed-trim20.sqlite
 trim 3 seed-trim3.sqlite
+# With nested NVTX push/pop ranges written in end order (the sample has none): the keyed reader.
+trim 20 seed-nvtx.sqlite
+sqlite3 "$CORPUS/seed-nvtx.sqlite" "
+  CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+    text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
+  WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 29),
+    base(t) AS (SELECT min(start) FROM OSRT_API), tid(g) AS (SELECT globalTid FROM OSRT_API LIMIT 1)
+  INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId)
+  SELECT CASE WHEN i % 5 = 4 THEN t + (i / 5) * 50000 ELSE t + i * 10000 END,
+         CASE WHEN i % 5 = 4 THEN t + (i / 5) * 50000 + 49000 ELSE t + i * 10000 + 5000 END,
+         59, 'r' || (i % 3), g, 0
+  FROM n, base, tid ORDER BY i;
+  VACUUM;"
 ls -l "$CORPUS" | sed -n '1,8p'
 
 # --sanitizer none: the crate is safe Rust (SQLite's C is not instrumented anyway), so speed
