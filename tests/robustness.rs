@@ -688,7 +688,7 @@ fn damage_to_an_export_with_nvtx_ranges_gives_an_error_or_a_valid_trace() {
             )
         })
         .collect();
-    let mut rng = Rng(0x0BAD_5EED_17);
+    let mut rng = Rng(0x0BAD_5EED_0017);
     let tail = pages.saturating_sub(12) * 4096;
     for i in 0..120 {
         let mut b = bytes.clone();

@@ -223,7 +223,7 @@ mod tests {
     #[test]
     fn keys_sort_as_the_sql_order_by() {
         // ORDER BY start, (end IS NULL OR end < start) DESC, end DESC, rowid
-        let mut keys = vec![
+        let mut keys = [
             key(10, Some(20), 1),
             key(10, Some(30), 2),
             key(10, None, 3),
