@@ -279,6 +279,28 @@ pub enum Align {
     None,
 }
 
+impl FromStr for ReadOrder {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(ReadOrder::Auto),
+            "sql" => Ok(ReadOrder::Sql),
+            _ => Err(format!("'{s}' is not auto or sql")),
+        }
+    }
+}
+
+impl FromStr for ReadAhead {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(ReadAhead::Auto),
+            "off" => Ok(ReadAhead::Off),
+            _ => Err(format!("'{s}' is not auto or off")),
+        }
+    }
+}
+
 impl FromStr for Align {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

@@ -150,24 +150,10 @@ mod cli {
             if let Some(m) = &self.min_duration {
                 o.min_duration = prvsight::options::parse_min_durations(m).map_err(Error::Usage)?;
             }
-            o.read_order = match self.read_order.as_str() {
-                "auto" => prvsight::options::ReadOrder::Auto,
-                "sql" => prvsight::options::ReadOrder::Sql,
-                other => {
-                    return Err(Error::Usage(format!(
-                        "--read-order: '{other}' is not auto or sql"
-                    )))
-                }
-            };
-            o.read_ahead = match self.read_ahead.as_str() {
-                "auto" => prvsight::options::ReadAhead::Auto,
-                "off" => prvsight::options::ReadAhead::Off,
-                other => {
-                    return Err(Error::Usage(format!(
-                        "--read-ahead: '{other}' is not auto or off"
-                    )))
-                }
-            };
+            o.read_order = (self.read_order.parse())
+                .map_err(|e| Error::Usage(format!("--read-order: {e}")))?;
+            o.read_ahead = (self.read_ahead.parse())
+                .map_err(|e| Error::Usage(format!("--read-ahead: {e}")))?;
             Ok(o)
         }
     }
