@@ -42,15 +42,25 @@ fn json_text(schema: &Schema) -> String {
 
 pub fn query(schema: &Schema, source: usize) -> Query {
     let c = |col: &str| schema.col_or_null(T, col);
-    let columns = format!(
-        "start, end, eventType, globalTid, {end_tid}, text, {text_id}, {domain}, {category}, {color}, {json}",
-        end_tid = c("endGlobalTid"),
-        text_id = c("textId"),
-        domain = c("domainId"),
-        category = c("category"),
-        color = c("color"),
-        json = json_text(schema),
-    );
+    // The decoder's columns, in its order: (name for messages, expression read).
+    let fields: [(&str, String); 11] = [
+        ("start", "start".into()),
+        ("end", "end".into()),
+        ("eventType", "eventType".into()),
+        ("globalTid", "globalTid".into()),
+        ("endGlobalTid", c("endGlobalTid")),
+        ("text", "text".into()),
+        ("textId", c("textId")),
+        ("domainId", c("domainId")),
+        ("category", c("category")),
+        ("color", c("color")),
+        ("json", json_text(schema)),
+    ];
+    let columns = fields
+        .iter()
+        .map(|(_, e)| e.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
     let filter =
         "eventType IN (59, 70, 60, 71, 34) AND start IS NOT NULL AND globalTid IS NOT NULL";
     // Both readers give this order (keyed.rs reproduces it from narrow keys).
@@ -61,21 +71,7 @@ pub fn query(schema: &Schema, source: usize) -> Query {
     let keys = KeySpec {
         key_sql: format!("SELECT start, end, rowid FROM {T} WHERE {filter}"),
         fetch_sql: format!("SELECT rowid, {columns} FROM {T} WHERE rowid BETWEEN ?1 AND ?2"),
-        columns: [
-            "start",
-            "end",
-            "eventType",
-            "globalTid",
-            "endGlobalTid",
-            "text",
-            "textId",
-            "domainId",
-            "category",
-            "color",
-            "json",
-        ]
-        .map(str::to_owned)
-        .to_vec(),
+        columns: fields.iter().map(|(name, _)| (*name).to_owned()).collect(),
     };
     Query {
         kind: CursorKind::Nvtx,
