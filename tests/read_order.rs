@@ -6,7 +6,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{convert, data, shared_inputs, sql_count, Converted};
+use common::{assert_same_output, convert, data, shared_inputs, sql_count, Converted};
 use prvsight::options::ReadOrder;
 use prvsight::Options;
 
@@ -24,13 +24,11 @@ fn both(paths: &[PathBuf]) -> (Converted, Converted) {
 }
 
 fn assert_same(fast: &Converted, sql: &Converted, what: &str) {
-    assert!(
-        fast.prv == sql.prv,
-        "{what}: .prv differs between the sort-free and the SQL readers"
+    assert_same_output(
+        fast,
+        sql,
+        &format!("{what} (sort-free readers against SQL)"),
     );
-    assert_eq!(fast.pcf, sql.pcf, "{what}: .pcf");
-    assert_eq!(fast.row, sql.row, "{what}: .row");
-    assert_eq!(fast.summary.counts, sql.summary.counts, "{what}: counts");
     assert!(
         sql.summary.sorted_by_sql.is_empty(),
         "the SQL path reports no fallback"

@@ -75,6 +75,14 @@ pub fn convert(paths: &[PathBuf], opts: &Options) -> prvsight::Result<Converted>
     })
 }
 
+/// Two conversions of the same inputs wrote the same files and counted the same records.
+pub fn assert_same_output(a: &Converted, b: &Converted, what: &str) {
+    assert!(a.prv == b.prv, "{what}: .prv differs");
+    assert_eq!(a.pcf, b.pcf, "{what}: .pcf");
+    assert_eq!(a.row, b.row, "{what}: .row");
+    assert_eq!(a.summary.counts, b.summary.counts, "{what}: counts");
+}
+
 /// What a .prv body holds, counted independently of the writer.
 #[derive(Default, Debug)]
 pub struct PrvCounts {
