@@ -416,6 +416,13 @@ mod cli {
                 .map(|(k, v)| format!("{k} {v}"))
                 .collect();
             eprintln!("prvsight: records: {}", parts.join(", "));
+            if !summary.sorted_by_sql.is_empty() {
+                // Not an error: the output is the same, only slower and (in the browser) larger.
+                eprintln!(
+                    "prvsight: sorted by SQLite (the rows are not in the order nsys writes them): {}",
+                    summary.sorted_by_sql.join("; ")
+                );
+            }
         }
         Ok(())
     }

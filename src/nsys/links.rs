@@ -291,7 +291,7 @@ impl<'c> LinkJoin<'c> {
             // Every call of this process still to come has a correlation id >= floor.
             let mut floor: Option<i64> = None;
             for &t in self.threads_of.get(&pk).map_or(&[][..], |v| v.as_slice()) {
-                if let Some(f) = self.calls.aux_floor(t, &cx.file)? {
+                if let Some(f) = self.calls.aux_floor(t) {
                     floor = Some(floor.map_or(f, |m| m.min(f)));
                 }
             }

@@ -66,10 +66,14 @@ pub struct Spec {
 /// Up to four integer-or-NULL parts (stream: process, device, context, stream; thread: tid).
 pub type Key = [Option<i64>; 4];
 
-/// A survey gives up past this many runs (each costs a few dozen bytes and a query).
+/// A survey gives up past this many runs (each costs ~200 bytes while reading, and a query).
 const MAX_RUNS: usize = 200_000;
-/// ... or past this many runs on one resource (a resource's runs are compared linearly).
-const MAX_RUNS_PER_PARTITION: usize = 64;
+/// ... or when a resource has more than this many runs and they average fewer than
+/// [`MIN_MEAN_RUN`] rows: a run costs a query (a few rows' worth of reading), so rows in nearly
+/// random order are cheaper to sort. Long traces have many long runs (nsys writes some tables in
+/// blocks: one more run per thread and block), which are read as runs.
+const FEW_RUNS: usize = 64;
+const MIN_MEAN_RUN: u64 = 4;
 /// ... or when the filtered range scans would visit this many rows per row read.
 const MAX_VISITS_PER_ROW: i64 = 48;
 /// Rows fetched per query: the first batch of a run is small (many runs are short), then grows.
@@ -88,6 +92,8 @@ struct Run {
     hi: i64,
     first_order: i64,
     first_aux: Option<i64>,
+    /// The order value of its last row (with `first_order`, how runs overlap).
+    last_order: i64,
     /// Rows the survey counted: reading must give exactly these (a damaged B-tree can answer a
     /// rowid-range seek differently from a scan).
     rows: u64,
@@ -225,6 +231,7 @@ pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>
                     }
                     runs[*r].hi = rid;
                     runs[*r].rows += 1;
+                    runs[*r].last_order = order;
                     *prev = order;
                     *prev_aux = aux;
                 }
@@ -240,6 +247,7 @@ pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>
                         hi: rid,
                         first_order: order,
                         first_aux: aux,
+                        last_order: order,
                         rows: 1,
                     });
                 }
@@ -258,11 +266,11 @@ pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>
     for (i, r) in runs.iter().enumerate() {
         by_partition[r.partition].push(i);
     }
-    // Each row handed out compares the heads of its resource's runs.
-    if by_partition
-        .iter()
-        .any(|p| p.len() > MAX_RUNS_PER_PARTITION)
-    {
+    let fragmented = |p: &Vec<usize>| {
+        let rows: u64 = p.iter().map(|&r| runs[r].rows).sum();
+        p.len() > FEW_RUNS && rows < MIN_MEAN_RUN * p.len() as u64
+    };
+    if by_partition.iter().any(fragmented) {
         return Ok(None);
     }
     Ok(Some(Survey {
@@ -284,6 +292,9 @@ pub struct NextRow {
     pub partition: usize,
 }
 
+/// A run's next row: (order value, family, rowid, aux).
+type RunHead = (i64, i64, i64, Option<i64>);
+
 /// Heap key: (order value, family, rowid, partition, run) — the SQL path's order, then the
 /// resource (the first four are unique; the run that holds the row rides along).
 type HeadKey = (i64, i64, i64, usize, usize);
@@ -302,6 +313,16 @@ pub struct PartitionedRows<'c> {
     /// The decoder's column names (for messages).
     columns: Rc<[String]>,
     open: Vec<Option<OpenRun>>,
+    /// Per run: (order, family, rowid, aux) of its next row — from the survey until the run is
+    /// opened, then from its buffer; `None` once it is read.
+    heads: Vec<Option<RunHead>>,
+    /// Per resource: the heads of its runs not yet read, smallest first (exactly one entry per
+    /// such run), so a resource's next row is found in O(log runs).
+    frontier: Vec<BinaryHeap<Reverse<(i64, i64, i64, usize)>>>,
+    /// Per resource, when the spec has an aux column: (aux, run) of its runs' heads, smallest
+    /// first; an entry is stale once its run has moved on (aux increases along a run).
+    aux_heads: Vec<BinaryHeap<Reverse<(i64, usize)>>>,
+    /// One entry per resource not yet read: its frontier's smallest head.
     heap: BinaryHeap<Reverse<HeadKey>>,
     /// Largest batch of one run (see [`ROW_BUDGET`]).
     max_batch: usize,
@@ -363,24 +384,42 @@ impl<'c> PartitionedRows<'c> {
                 .map(|c| c.trim_matches('"').to_owned())
                 .collect(),
             open: (0..survey.runs.len()).map(|_| None).collect(),
+            heads: Vec::with_capacity(survey.runs.len()),
+            frontier: (0..survey.keys.len()).map(|_| BinaryHeap::new()).collect(),
+            aux_heads: (0..survey.keys.len()).map(|_| BinaryHeap::new()).collect(),
             heap: BinaryHeap::new(),
-            max_batch: (ROW_BUDGET / survey.runs.len().max(1)).clamp(FIRST_BATCH, MAX_BATCH),
+            max_batch: (ROW_BUDGET / most_overlapping(&survey.runs).max(1))
+                .clamp(FIRST_BATCH, MAX_BATCH),
             spare: Vec::new(),
             survey,
         };
-        for p in 0..rows.survey.keys.len() {
-            let first = rows.survey.by_partition[p]
-                .iter()
-                .map(|&r| {
-                    let run = &rows.survey.runs[r];
-                    (run.first_order, rows.fams[run.member], run.lo, p, r)
-                })
-                .min();
-            if let Some(k) = first {
-                rows.heap.push(Reverse(k));
+        for r in 0..rows.survey.runs.len() {
+            let run = &rows.survey.runs[r];
+            let (p, head) = (
+                run.partition,
+                (
+                    run.first_order,
+                    rows.fams[run.member],
+                    run.lo,
+                    run.first_aux,
+                ),
+            );
+            rows.heads.push(Some(head));
+            rows.push_head(p, r, head);
+        }
+        for (p, f) in rows.frontier.iter().enumerate() {
+            if let Some(&Reverse((o, fam, rid, r))) = f.peek() {
+                rows.heap.push(Reverse((o, fam, rid, p, r)));
             }
         }
         rows
+    }
+
+    fn push_head(&mut self, p: usize, r: usize, (order, fam, rid, aux): RunHead) {
+        self.frontier[p].push(Reverse((order, fam, rid, r)));
+        if let Some(a) = aux {
+            self.aux_heads[p].push(Reverse((a, r)));
+        }
     }
 
     /// The resources' keys, by partition index.
@@ -388,47 +427,17 @@ impl<'c> PartitionedRows<'c> {
         &self.survey.keys
     }
 
-    /// Head of a run: (order, family, rowid, aux) of its next row — from the survey until the
-    /// run is opened, then from its buffer; `None` once it is read.
-    fn run_head(&mut self, r: usize, file: &str) -> Result<Option<(i64, i64, i64, Option<i64>)>> {
-        let run = &self.survey.runs[r];
-        let fam = self.fams[run.member];
-        if self.open[r].is_none() {
-            return Ok(Some((run.first_order, fam, run.lo, run.first_aux)));
-        }
-        self.fill(r, file)?;
-        Ok(self.open[r]
-            .as_ref()
-            .and_then(|o| o.rows.front())
-            .map(|b| (b.order, fam, b.rid, b.aux)))
-    }
-
-    /// The partition's next row key (with the run that holds it).
-    fn partition_head(&mut self, p: usize, file: &str) -> Result<Option<HeadKey>> {
-        let mut best: Option<HeadKey> = None;
-        for i in 0..self.survey.by_partition[p].len() {
-            let r = self.survey.by_partition[p][i];
-            if let Some((s, f, rid, _)) = self.run_head(r, file)? {
-                let k = (s, f, rid, p, r);
-                if best.is_none_or(|b| k < b) {
-                    best = Some(k);
-                }
-            }
-        }
-        Ok(best)
-    }
-
     /// The smallest aux value among a resource's rows not handed out yet (runs increase in aux,
     /// so it is the smallest of their heads); `None` when the resource is read.
-    pub fn aux_floor(&mut self, p: usize, file: &str) -> Result<Option<i64>> {
-        let mut floor: Option<i64> = None;
-        for i in 0..self.survey.by_partition[p].len() {
-            let r = self.survey.by_partition[p][i];
-            if let Some((.., Some(a))) = self.run_head(r, file)? {
-                floor = Some(floor.map_or(a, |f| f.min(a)));
+    pub fn aux_floor(&mut self, p: usize) -> Option<i64> {
+        let heap = &mut self.aux_heads[p];
+        while let Some(&Reverse((a, r))) = heap.peek() {
+            if matches!(self.heads[r], Some((.., Some(h))) if h == a) {
+                return Some(a);
             }
+            heap.pop(); // its run has moved past it, or is read
         }
-        Ok(floor)
+        None
     }
 
     /// Opens a run if needed and makes sure it has a buffered row, unless it is finished.
@@ -531,12 +540,26 @@ impl<'c> PartitionedRows<'c> {
         if (b.order, b.rid) != (start, rid) {
             return Err(changed());
         }
+        let frontier = self.frontier[p].pop();
+        debug_assert_eq!(
+            frontier.map(|Reverse(k)| k.3),
+            Some(r),
+            "the resource's head run"
+        );
+        // The run's next row takes its place among the resource's heads.
+        self.fill(r, file)?;
+        let o = self.open[r].as_mut().expect("filled above");
+        let fam = self.fams[self.survey.runs[r].member];
+        self.heads[r] = o.rows.front().map(|n| (n.order, fam, n.rid, n.aux));
         if o.done && o.rows.is_empty() {
             o.rows = VecDeque::new(); // give the finished run's buffer back
         }
-        let next = self.partition_head(p, file)?;
-        if let Some(k) = next {
-            self.heap.push(Reverse(k));
+        if let Some(head) = self.heads[r] {
+            self.push_head(p, r, head);
+        }
+        let next = self.frontier[p].peek().map(|&Reverse(k)| k);
+        if let Some((o, fam, rid, r)) = next {
+            self.heap.push(Reverse((o, fam, rid, p, r)));
         }
         Ok(Some(NextRow {
             row: b.row,
@@ -547,6 +570,28 @@ impl<'c> PartitionedRows<'c> {
             partition: p,
         }))
     }
+}
+
+/// The most runs that hold rows at one order value: the runs whose rows can be buffered at once
+/// (runs open when the merge reaches their first row; a finished run's buffer is given back).
+fn most_overlapping(runs: &[Run]) -> usize {
+    // (value, -1) where a run starts, (value, 1) where it ends: at equal values starts sort
+    // first, so runs that touch count as overlapping.
+    let mut edges: Vec<(i64, i8)> = runs
+        .iter()
+        .flat_map(|r| [(r.first_order, -1), (r.last_order, 1)])
+        .collect();
+    edges.sort_unstable();
+    let (mut now, mut most) = (0usize, 0usize);
+    for (_, e) in edges {
+        if e < 0 {
+            now += 1;
+            most = most.max(now);
+        } else {
+            now -= 1;
+        }
+    }
+    most
 }
 
 /// A table that answers a rowid-range seek differently from a scan: its B-tree is damaged.
@@ -566,5 +611,43 @@ pub(crate) fn owned(v: ValueRef) -> Value {
         ValueRef::Real(f) => Value::Real(f),
         ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
         ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(first_order: i64, last_order: i64) -> Run {
+        Run {
+            member: 0,
+            partition: 0,
+            lo: 0,
+            hi: 0,
+            first_order,
+            first_aux: None,
+            last_order,
+            rows: 1,
+        }
+    }
+
+    #[test]
+    fn overlapping_runs_are_counted_where_most_are_open_at_once() {
+        assert_eq!(most_overlapping(&[]), 0);
+        // Runs one after the other (a long trace written in blocks): one open at a time.
+        let blocks: Vec<Run> = (0..100).map(|i| run(i * 10, i * 10 + 9)).collect();
+        assert_eq!(most_overlapping(&blocks), 1);
+        // Touching runs overlap at the shared value; nested and crossing ones too.
+        assert_eq!(most_overlapping(&[run(0, 5), run(5, 9)]), 2);
+        assert_eq!(
+            most_overlapping(&[
+                run(0, 100),
+                run(10, 20),
+                run(15, 30),
+                run(25, 40),
+                run(50, 60)
+            ]),
+            3
+        );
     }
 }
