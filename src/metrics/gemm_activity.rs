@@ -69,10 +69,22 @@ impl GemmActivity {
         }
     }
 
-    pub fn gemm_started(&mut self, gpu: usize, end: Ns, name: NameId) {
+    /// A GEMM kernel starting at `start` (kernels come in start order). Only kept while samples
+    /// can still fall in it: never when the trace has no GPU metrics, and those that ended by
+    /// `start` go (samples come in time order too), so memory follows the GEMMs running now.
+    pub fn gemm_started(&mut self, gpu: usize, start: Ns, end: Ns, name: NameId) {
+        if self.metric_gpu.is_empty() {
+            return;
+        }
         if let Some(r) = self.running.get_mut(gpu) {
+            r.retain(|(e, _)| *e > start);
             r.push((end, name));
         }
+    }
+
+    /// GEMM kernels held as running, over all GPUs.
+    pub fn running(&self) -> usize {
+        self.running.iter().map(Vec::len).sum()
     }
 
     pub fn sample(

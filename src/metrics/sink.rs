@@ -72,7 +72,8 @@ pub(super) struct State {
 /// See [`MetricsSink::held`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Held {
-    /// GPU operations and MPI calls started and not yet ended.
+    /// GPU operations and MPI calls started and not yet ended (GEMM kernels counted again while
+    /// GPU metric samples may fall in them).
     pub in_flight: usize,
     /// NVTX range names whose window may still be open.
     pub open_range_names: usize,
@@ -110,7 +111,7 @@ impl MetricsSink {
     /// by the trace's concurrency, whatever its length.
     pub fn held(&self) -> Option<Held> {
         self.state.as_ref().map(|st| Held {
-            in_flight: st.sweep.in_flight() + st.host.in_flight(),
+            in_flight: st.sweep.in_flight() + st.host.in_flight() + st.gemm_activity.running(),
             open_range_names: st.pieces.nvtx.open_names(),
             deferred_ranges: st.deferred.len(),
         })
@@ -158,7 +159,7 @@ impl State {
         };
         if cat == Category::Gemm {
             if let GpuOpKind::Kernel(k) = &op.kind {
-                self.gemm_activity.gemm_started(dev, end, k.name);
+                self.gemm_activity.gemm_started(dev, op.start, end, k.name);
             }
         }
         self.has_activity[dev] = true;
