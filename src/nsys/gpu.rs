@@ -52,13 +52,11 @@ const COLUMNS: &[&str] = &[
     "graphExecId",
 ];
 
-/// Row index of a column.
-fn at(col: &str) -> usize {
-    COLUMNS
-        .iter()
-        .position(|c| *c == col)
-        .expect("known column")
-        + 1
+/// Row index of a column, at compile time.
+macro_rules! at {
+    ($col:literal) => {
+        const { super::cursor::column_index(COLUMNS, $col) + 1 }
+    };
 }
 
 /// The columns every GPU table fills: the first seven of the union.
@@ -185,9 +183,9 @@ pub fn decode<R: Fields + ?Sized>(
     cx: &mut SourceCx,
     names: &mut Names,
 ) -> Result<Option<Record>> {
-    let g = |col: &str, cx: &SourceCx| int(row, at(col), cx, WHAT);
+    let g = |i: usize, cx: &SourceCx| int(row, i, cx, WHAT);
     let fam = int(row, 0, cx, WHAT)?.unwrap_or(FAM_KERNEL);
-    let Some(start) = g("start", cx)? else {
+    let Some(start) = g(at!("start"), cx)? else {
         return Ok(None);
     };
     let table = FAMILIES
@@ -195,10 +193,12 @@ pub fn decode<R: Fields + ?Sized>(
         .find(|(f, _)| *f == fam)
         .map_or(Family::Kernel, |(_, f)| *f)
         .table();
-    let (start_t, end_t) = cx.interval(table, start, g("end", cx)?);
-    let (Some(gpid), Some(dev), Some(stream)) =
-        (g("globalPid", cx)?, g("deviceId", cx)?, g("streamId", cx)?)
-    else {
+    let (start_t, end_t) = cx.interval(table, start, g(at!("end"), cx)?);
+    let (Some(gpid), Some(dev), Some(stream)) = (
+        g(at!("globalPid"), cx)?,
+        g(at!("deviceId"), cx)?,
+        g(at!("streamId"), cx)?,
+    ) else {
         cx.warn(format!(
             "{table}: rows without process, device or stream were skipped"
         ));
@@ -207,7 +207,7 @@ pub fn decode<R: Fields + ?Sized>(
     let key = (
         process_key(gpid),
         u32_or_0(Some(dev)),
-        u32_or_0(g("contextId", cx)?.or(Some(0))),
+        u32_or_0(g(at!("contextId"), cx)?.or(Some(0))),
         u32_or_0(Some(stream)),
     );
     let Some(&(thread, device)) = cx.streams.get(&key) else {
@@ -215,14 +215,14 @@ pub fn decode<R: Fields + ?Sized>(
             "table {table}: stream {key:?} appeared after discovery"
         )));
     };
-    let correlation_id = u64_or_0(g("correlationId", cx)?);
+    let correlation_id = u64_or_0(g(at!("correlationId"), cx)?);
     let next_on_stream = int(row, COLUMNS.len() + 1, cx, WHAT)?.map(|n| cx.time(n));
-    let graph_node_id = g("graphNodeId", cx)?.and_then(|n| u64::try_from(n).ok());
-    let u32_of = |col: &str, cx: &SourceCx| g(col, cx).map(u32_or_0);
+    let graph_node_id = g(at!("graphNodeId"), cx)?.and_then(|n| u64::try_from(n).ok());
+    let u32_of = |i: usize, cx: &SourceCx| g(i, cx).map(u32_or_0);
     let kind = match fam {
         FAM_KERNEL => {
-            let short_id = g("shortName", cx)?;
-            let full_id = g("demangledName", cx)?.or(short_id);
+            let short_id = g(at!("shortName"), cx)?;
+            let full_id = g(at!("demangledName"), cx)?.or(short_id);
             let name = match full_id {
                 Some(id) => cx.strings.name(id, names)?,
                 None => names.intern("<unnamed kernel>"),
@@ -237,36 +237,38 @@ pub fn decode<R: Fields + ?Sized>(
                 short_name,
                 class,
                 grid: [
-                    u32_of("gridX", cx)?,
-                    u32_of("gridY", cx)?,
-                    u32_of("gridZ", cx)?,
+                    u32_of(at!("gridX"), cx)?,
+                    u32_of(at!("gridY"), cx)?,
+                    u32_of(at!("gridZ"), cx)?,
                 ],
                 block: [
-                    u32_of("blockX", cx)?,
-                    u32_of("blockY", cx)?,
-                    u32_of("blockZ", cx)?,
+                    u32_of(at!("blockX"), cx)?,
+                    u32_of(at!("blockY"), cx)?,
+                    u32_of(at!("blockZ"), cx)?,
                 ],
-                registers_per_thread: u32_of("registersPerThread", cx)?,
-                static_shared_memory: u32_of("staticSharedMemory", cx)?,
-                dynamic_shared_memory: u32_of("dynamicSharedMemory", cx)?,
-                local_memory_per_thread: u32_of("localMemoryPerThread", cx)?,
-                local_memory_total: u64_or_0(g("localMemoryTotal", cx)?),
+                registers_per_thread: u32_of(at!("registersPerThread"), cx)?,
+                static_shared_memory: u32_of(at!("staticSharedMemory"), cx)?,
+                dynamic_shared_memory: u32_of(at!("dynamicSharedMemory"), cx)?,
+                local_memory_per_thread: u32_of(at!("localMemoryPerThread"), cx)?,
+                local_memory_total: u64_or_0(g(at!("localMemoryTotal"), cx)?),
             })
         }
         FAM_MEMCPY => GpuOpKind::Memcpy(Memcpy {
-            bytes: u64_or_0(g("bytes", cx)?),
-            copy_kind: u32_of("copyKind", cx)?,
-            src_kind: g("srcKind", cx)?.and_then(|v| u32::try_from(v).ok()),
-            dst_kind: g("dstKind", cx)?.and_then(|v| u32::try_from(v).ok()),
+            bytes: u64_or_0(g(at!("bytes"), cx)?),
+            copy_kind: u32_of(at!("copyKind"), cx)?,
+            src_kind: g(at!("srcKind"), cx)?.and_then(|v| u32::try_from(v).ok()),
+            dst_kind: g(at!("dstKind"), cx)?.and_then(|v| u32::try_from(v).ok()),
         }),
         FAM_MEMSET => GpuOpKind::Memset(Memset {
-            bytes: u64_or_0(g("bytes", cx)?),
-            value: u64_or_0(g("value", cx)?),
-            mem_kind: g("memKind", cx)?.and_then(|v| u32::try_from(v).ok()),
+            bytes: u64_or_0(g(at!("bytes"), cx)?),
+            value: u64_or_0(g(at!("value"), cx)?),
+            mem_kind: g(at!("memKind"), cx)?.and_then(|v| u32::try_from(v).ok()),
         }),
         _ => {
-            let (graph_id, exec_id) =
-                (u64_or_0(g("graphId", cx)?), u64_or_0(g("graphExecId", cx)?));
+            let (graph_id, exec_id) = (
+                u64_or_0(g(at!("graphId"), cx)?),
+                u64_or_0(g(at!("graphExecId"), cx)?),
+            );
             let name = names.intern(&format!("CUDA graph {graph_id} exec {exec_id}"));
             GpuOpKind::Graph(GraphExec {
                 name,

@@ -42,8 +42,11 @@ const UNION: &[&str] = &[
     "line", "src", "func", "kname",
 ];
 
-fn at(col: &str) -> usize {
-    UNION.iter().position(|c| *c == col).expect("known column") + 4
+/// Row index of a union column, at compile time.
+macro_rules! at {
+    ($col:literal) => {
+        const { super::cursor::column_index(UNION, $col) + 4 }
+    };
 }
 
 /// One member of the union: `cols` maps union columns to expressions of `table` (others NULL).
@@ -256,7 +259,7 @@ pub fn decode<R: Fields + ?Sized>(
     cx: &mut SourceCx,
     names: &mut Names,
 ) -> Result<Option<Record>> {
-    let g = |col: &str, cx: &SourceCx| int(row, at(col), cx, WHAT);
+    let g = |i: usize, cx: &SourceCx| int(row, i, cx, WHAT);
     let fam = int(row, 0, cx, WHAT)?.unwrap_or(FAM_CUDA);
     let table = table_of(fam);
     let Some(start) = int(row, 1, cx, WHAT)? else {
@@ -268,7 +271,7 @@ pub fn decode<R: Fields + ?Sized>(
     };
     let thread = cx.thread(table, gtid)?;
     let next_on_thread = int(row, UNION.len() + 4, cx, WHAT)?.map(|n| cx.time(n));
-    let name = match (text(row, at("txt"), cx, WHAT)?, g("nm", cx)?) {
+    let name = match (text(row, at!("txt"), cx, WHAT)?, g(at!("nm"), cx)?) {
         (Some(t), _) => names.intern(&t),
         (None, Some(id)) if fam == FAM_CUDA => cx
             .strings
@@ -282,7 +285,7 @@ pub fn decode<R: Fields + ?Sized>(
                 .activity_of
                 .entry(name)
                 .or_insert_with(|| cuda_call_activity(names.get(name)));
-            let layer = if g("cls", cx)? == Some(EVENT_CLASS_DRIVER) {
+            let layer = if g(at!("cls"), cx)? == Some(EVENT_CLASS_DRIVER) {
                 ApiLayer::Driver
             } else {
                 ApiLayer::Runtime
@@ -291,7 +294,7 @@ pub fn decode<R: Fields + ?Sized>(
                 activity,
                 HostCallKind::Cuda(CudaCall {
                     name,
-                    correlation_id: u64_or_0(g("corr", cx)?),
+                    correlation_id: u64_or_0(g(at!("corr"), cx)?),
                     layer,
                 }),
             )
@@ -306,29 +309,29 @@ pub fn decode<R: Fields + ?Sized>(
                 FAM_ACC_LAUNCH => AccClass::Launch,
                 _ => AccClass::Other,
             };
-            let event_kind = g("ekind", cx)?
+            let event_kind = g(at!("ekind"), cx)?
                 .and_then(|k| u32::try_from(k).ok())
                 .unwrap_or(0);
-            let file = match g("src", cx)? {
+            let file = match g(at!("src"), cx)? {
                 Some(id) => cx.strings.text(id)?.unwrap_or_default(),
                 None => String::new(),
             };
-            let line = g("line", cx)?.unwrap_or(0);
+            let line = g(at!("line"), cx)?.unwrap_or(0);
             // The construct as nsys shows it: where in the source it is.
             let construct = names.intern(&format!(
                 "{}@{}:{line}",
                 names.get(name),
                 if file.is_empty() { "?" } else { &file }
             ));
-            let function = match g("func", cx)? {
+            let function = match g(at!("func"), cx)? {
                 Some(id) => Some(cx.strings.name(id, names)?),
                 None => None,
             };
-            let kernel = match g("kname", cx)? {
+            let kernel = match g(at!("kname"), cx)? {
                 Some(id) => Some(cx.strings.name(id, names)?),
                 None => None,
             };
-            let bytes = g("size", cx)?.and_then(|b| u64::try_from(b).ok());
+            let bytes = g(at!("size"), cx)?.and_then(|b| u64::try_from(b).ok());
             let call = AccCall {
                 class,
                 event_kind,
@@ -351,17 +354,17 @@ pub fn decode<R: Fields + ?Sized>(
             let call = MpiCall {
                 name,
                 class,
-                bytes_sent: bytes(g("size", cx)?),
+                bytes_sent: bytes(g(at!("size"), cx)?),
                 bytes_received: if class == MpiClass::Collective {
-                    bytes(g("recvSize", cx)?)
+                    bytes(g(at!("recvSize"), cx)?)
                 } else {
                     None
                 },
-                peer: g("peer", cx)?,
-                tag: g("tag", cx)?,
-                root: g("root", cx)?,
-                communicator: g("comm", cx)?,
-                requests: g("reqs", cx)?
+                peer: g(at!("peer"), cx)?,
+                tag: g(at!("tag"), cx)?,
+                root: g(at!("root"), cx)?,
+                communicator: g(at!("comm"), cx)?,
+                requests: g(at!("reqs"), cx)?
                     .and_then(|r| u32::try_from(r).ok())
                     .unwrap_or(1),
             };
