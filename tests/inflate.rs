@@ -48,7 +48,7 @@ fn three_time_copies_on_two_ranks_convert_to_six_times_every_family() {
     };
     assert_eq!(ddl(&out), ddl(&common::data("testcuda_report1.sqlite")));
 
-    let big = common::convert(&[out.clone()], &Options::default()).unwrap();
+    let big = common::convert(std::slice::from_ref(&out), &Options::default()).unwrap();
     let six: std::collections::BTreeMap<String, u64> = base
         .summary
         .counts

@@ -25,6 +25,7 @@
 //! along every run) to know the smallest id a resource can still deliver.
 
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
 use std::rc::Rc;
 
@@ -295,6 +296,9 @@ pub struct NextRow {
 /// A run's next row: (order value, family, rowid, aux).
 type RunHead = (i64, i64, i64, Option<i64>);
 
+/// A resource's frontier entry: (order value, family, rowid, run).
+type RunKey = (i64, i64, i64, usize);
+
 /// Heap key: (order value, family, rowid, partition, run) — the SQL path's order, then the
 /// resource (the first four are unique; the run that holds the row rides along).
 type HeadKey = (i64, i64, i64, usize, usize);
@@ -318,7 +322,7 @@ pub struct PartitionedRows<'c> {
     heads: Vec<Option<RunHead>>,
     /// Per resource: the heads of its runs not yet read, smallest first (exactly one entry per
     /// such run), so a resource's next row is found in O(log runs).
-    frontier: Vec<BinaryHeap<Reverse<(i64, i64, i64, usize)>>>,
+    frontier: Vec<BinaryHeap<Reverse<RunKey>>>,
     /// Per resource, when the spec has an aux column: (aux, run) of its runs' heads, smallest
     /// first; an entry is stale once its run has moved on (aux increases along a run).
     aux_heads: Vec<BinaryHeap<Reverse<(i64, usize)>>>,
@@ -529,7 +533,9 @@ impl<'c> PartitionedRows<'c> {
             file: file.to_owned(),
             why: format!("{what}: rows changed while reading"),
         };
-        let Some(Reverse((start, _, rid, p, r))) = self.heap.pop() else {
+        // The heaps' tops are replaced in place at the end (one sift instead of a pop and a
+        // push); an error on the way leaves them stale, and the reader is not used again.
+        let Some(&Reverse((start, _, rid, p, r))) = self.heap.peek() else {
             return Ok(None);
         };
         self.fill(r, file)?;
@@ -540,12 +546,6 @@ impl<'c> PartitionedRows<'c> {
         if (b.order, b.rid) != (start, rid) {
             return Err(changed());
         }
-        let frontier = self.frontier[p].pop();
-        debug_assert_eq!(
-            frontier.map(|Reverse(k)| k.3),
-            Some(r),
-            "the resource's head run"
-        );
         // The run's next row takes its place among the resource's heads.
         self.fill(r, file)?;
         let o = self.open[r].as_mut().expect("filled above");
@@ -554,12 +554,25 @@ impl<'c> PartitionedRows<'c> {
         if o.done && o.rows.is_empty() {
             o.rows = VecDeque::new(); // give the finished run's buffer back
         }
-        if let Some(head) = self.heads[r] {
-            self.push_head(p, r, head);
+        let mut top = self.frontier[p]
+            .peek_mut()
+            .expect("the resource's head run");
+        debug_assert_eq!(top.0 .3, r, "the resource's head run");
+        match self.heads[r] {
+            Some((order, fam, rid, aux)) => {
+                *top = Reverse((order, fam, rid, r));
+                drop(top);
+                if let Some(a) = aux {
+                    self.aux_heads[p].push(Reverse((a, r)));
+                }
+            }
+            None => drop(PeekMut::pop(top)),
         }
         let next = self.frontier[p].peek().map(|&Reverse(k)| k);
-        if let Some((o, fam, rid, r)) = next {
-            self.heap.push(Reverse((o, fam, rid, p, r)));
+        let mut top = self.heap.peek_mut().expect("peeked above");
+        match next {
+            Some((o, fam, rid, r)) => *top = Reverse((o, fam, rid, p, r)),
+            None => drop(PeekMut::pop(top)),
         }
         Ok(Some(NextRow {
             row: b.row,

@@ -2,6 +2,7 @@
 //! stream of records handed to `out` (the sinks, directly or through the read-ahead thread).
 
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BTreeMap, BinaryHeap};
 
 use super::surveys::{survey_all, Job};
@@ -212,7 +213,7 @@ pub(super) fn read_records(
     // a string-keyed map per record was 1–2 % of the reading thread.
     let mut tally: Vec<(&'static str, u64)> = Vec::new();
     let mut records = 0u64;
-    while let Some(Reverse((_, _, i))) = heap.pop() {
+    while let Some(&Reverse((_, _, i))) = heap.peek() {
         let c = &mut cursors[i];
         let rec = c.head.take().expect("heap entries have a head");
         let name = record_family_name(&rec);
@@ -223,8 +224,11 @@ pub(super) fn read_records(
         records += 1;
         out(Step::Record(rec, names))?;
         c.advance(&mut cxs, names)?;
-        if let Some(r) = &c.head {
-            heap.push(Reverse((r.time(), r.family_rank(), i)));
+        // The cursor's next record replaces it at the top (one sift, not a pop and a push).
+        let mut top = heap.peek_mut().expect("peeked above");
+        match &c.head {
+            Some(r) => *top = Reverse((r.time(), r.family_rank(), i)),
+            None => drop(PeekMut::pop(top)),
         }
     }
     let mut counts: BTreeMap<&'static str, u64> = BTreeMap::new();
