@@ -67,7 +67,7 @@ pub struct Spec {
 /// Up to four integer-or-NULL parts (stream: process, device, context, stream; thread: tid).
 pub type Key = [Option<i64>; 4];
 
-/// A survey gives up past this many runs (each costs ~200 bytes while reading, and a query).
+/// A survey gives up past this many runs (each costs ~250 bytes while reading, and a query).
 const MAX_RUNS: usize = 200_000;
 /// ... or when a resource has more than this many runs and they average fewer than
 /// [`MIN_MEAN_RUN`] rows: a run costs a query (a few rows' worth of reading), so rows in nearly
