@@ -293,9 +293,6 @@ pub struct NextRow {
     pub partition: usize,
 }
 
-/// A run's next row: (order value, family, rowid, aux).
-type RunHead = (i64, i64, i64, Option<i64>);
-
 /// A resource's frontier entry: (order value, family, rowid, run).
 type RunKey = (i64, i64, i64, usize);
 
@@ -317,9 +314,9 @@ pub struct PartitionedRows<'c> {
     /// The decoder's column names (for messages).
     columns: Rc<[String]>,
     open: Vec<Option<OpenRun>>,
-    /// Per run: (order, family, rowid, aux) of its next row — from the survey until the run is
-    /// opened, then from its buffer; `None` once it is read.
-    heads: Vec<Option<RunHead>>,
+    /// Per run: the aux value of its next row (`None` once the run is read, or without an aux
+    /// column) — what tells whether an [`aux_heads`](Self::aux_heads) entry is still current.
+    head_aux: Vec<Option<i64>>,
     /// Per resource: the heads of its runs not yet read, smallest first (exactly one entry per
     /// such run), so a resource's next row is found in O(log runs).
     frontier: Vec<BinaryHeap<Reverse<RunKey>>>,
@@ -388,7 +385,7 @@ impl<'c> PartitionedRows<'c> {
                 .map(|c| c.trim_matches('"').to_owned())
                 .collect(),
             open: (0..survey.runs.len()).map(|_| None).collect(),
-            heads: Vec::with_capacity(survey.runs.len()),
+            head_aux: survey.runs.iter().map(|run| run.first_aux).collect(),
             frontier: (0..survey.keys.len()).map(|_| BinaryHeap::new()).collect(),
             aux_heads: (0..survey.keys.len()).map(|_| BinaryHeap::new()).collect(),
             heap: BinaryHeap::new(),
@@ -397,19 +394,12 @@ impl<'c> PartitionedRows<'c> {
             spare: Vec::new(),
             survey,
         };
-        for r in 0..rows.survey.runs.len() {
-            let run = &rows.survey.runs[r];
-            let (p, head) = (
-                run.partition,
-                (
-                    run.first_order,
-                    rows.fams[run.member],
-                    run.lo,
-                    run.first_aux,
-                ),
-            );
-            rows.heads.push(Some(head));
-            rows.push_head(p, r, head);
+        for (r, run) in rows.survey.runs.iter().enumerate() {
+            let p = run.partition;
+            rows.frontier[p].push(Reverse((run.first_order, rows.fams[run.member], run.lo, r)));
+            if let Some(a) = run.first_aux {
+                rows.aux_heads[p].push(Reverse((a, r)));
+            }
         }
         for (p, f) in rows.frontier.iter().enumerate() {
             if let Some(&Reverse((o, fam, rid, r))) = f.peek() {
@@ -417,13 +407,6 @@ impl<'c> PartitionedRows<'c> {
             }
         }
         rows
-    }
-
-    fn push_head(&mut self, p: usize, r: usize, (order, fam, rid, aux): RunHead) {
-        self.frontier[p].push(Reverse((order, fam, rid, r)));
-        if let Some(a) = aux {
-            self.aux_heads[p].push(Reverse((a, r)));
-        }
     }
 
     /// The resources' keys, by partition index.
@@ -436,7 +419,7 @@ impl<'c> PartitionedRows<'c> {
     pub fn aux_floor(&mut self, p: usize) -> Option<i64> {
         let heap = &mut self.aux_heads[p];
         while let Some(&Reverse((a, r))) = heap.peek() {
-            if matches!(self.heads[r], Some((.., Some(h))) if h == a) {
+            if self.head_aux[r] == Some(a) {
                 return Some(a);
             }
             heap.pop(); // its run has moved past it, or is read
@@ -550,7 +533,8 @@ impl<'c> PartitionedRows<'c> {
         self.fill(r, file)?;
         let o = self.open[r].as_mut().expect("filled above");
         let fam = self.fams[self.survey.runs[r].member];
-        self.heads[r] = o.rows.front().map(|n| (n.order, fam, n.rid, n.aux));
+        let head = o.rows.front().map(|n| (n.order, n.rid, n.aux));
+        self.head_aux[r] = head.and_then(|(.., aux)| aux);
         if o.done && o.rows.is_empty() {
             o.rows = VecDeque::new(); // give the finished run's buffer back
         }
@@ -558,8 +542,8 @@ impl<'c> PartitionedRows<'c> {
             .peek_mut()
             .expect("the resource's head run");
         debug_assert_eq!(top.0 .3, r, "the resource's head run");
-        match self.heads[r] {
-            Some((order, fam, rid, aux)) => {
+        match head {
+            Some((order, rid, aux)) => {
                 *top = Reverse((order, fam, rid, r));
                 drop(top);
                 if let Some(a) = aux {
