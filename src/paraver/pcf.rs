@@ -51,7 +51,9 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
     for (n, _, (r, g, b)) in STATES {
         let _ = writeln!(out, "{n}    {{{r},{g},{b}}}");
     }
-    for (ty, (labels, values)) in &w.used_types {
+    let mut used: Vec<_> = w.used_types.iter().collect();
+    used.sort_unstable_by_key(|(ty, _)| **ty);
+    for (ty, (labels, values)) in used {
         // Sorted, so the same trace always gives the same pcf.
         let mut values: Vec<u64> = values.iter().copied().collect();
         values.sort_unstable();

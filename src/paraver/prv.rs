@@ -27,6 +27,12 @@ use crate::options::Family;
 /// (like `ptd comprovar`) refuses them. Absurd values (a memcpy of 2^63 bytes) are capped here.
 const MAX_EVENT_VALUE: u64 = 1 << 53;
 
+/// Body lines are gathered here before one write to the .prv (a call through `dyn Write` per
+/// line was a tenth of the sinks' time).
+const OUT_CHUNK: usize = 64 * 1024;
+/// Line buffers of written pending lines kept for reuse (one allocation less per interval).
+const SPARE_LINES: usize = 4096;
+
 /// Where an event type's value labels come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ValueLabels {
@@ -83,6 +89,10 @@ pub struct ParaverWriter<'w> {
     row: Box<dyn Write + 'w>,
     /// (task, thread) per model thread, 1-based.
     ids: Vec<(u32, u32)>,
+    /// Per model thread: `2:0:1:task:thread:` and `1:0:1:task:thread:`, the start of its event
+    /// and state lines.
+    event_prefix: Vec<String>,
+    state_prefix: Vec<String>,
     threads: Vec<ThreadState>,
     is_gpu: Vec<bool>,
     /// Process of every thread (correlation ids are per process).
@@ -101,12 +111,18 @@ pub struct ParaverWriter<'w> {
     pending: BinaryHeap<Reverse<Pending>>,
     seq: u64,
     /// Event type → how its values are labelled, and the values seen.
-    pub(crate) used_types: BTreeMap<u32, (ValueLabels, FastSet<u64>)>,
+    pub(crate) used_types: FastMap<u32, (ValueLabels, FastSet<u64>)>,
     pub(crate) used_states: BTreeSet<u32>,
     /// NVTX domain index → push/pop base type.
     domain_types: Vec<u32>,
     pub(crate) domain_names: Vec<String>,
     lines_written: u64,
+    /// Body lines not yet handed to `prv` (see [`OUT_CHUNK`]).
+    out: Vec<u8>,
+    /// The line being built (reused for every line written at once).
+    line: String,
+    /// Buffers of pending lines already written, reused by [`Self::schedule`]d lines.
+    spare: Vec<String>,
 }
 
 impl<'w> ParaverWriter<'w> {
@@ -121,6 +137,8 @@ impl<'w> ParaverWriter<'w> {
             pcf,
             row,
             ids: Vec::new(),
+            event_prefix: Vec::new(),
+            state_prefix: Vec::new(),
             threads: Vec::new(),
             is_gpu: Vec::new(),
             process_of: Vec::new(),
@@ -132,11 +150,14 @@ impl<'w> ParaverWriter<'w> {
             end_time: 0,
             pending: BinaryHeap::new(),
             seq: 0,
-            used_types: BTreeMap::new(),
+            used_types: FastMap::default(),
             used_states: BTreeSet::new(),
             domain_types: Vec::new(),
             domain_names: Vec::new(),
             lines_written: 0,
+            out: Vec::with_capacity(OUT_CHUNK + 256),
+            line: String::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -163,16 +184,45 @@ impl<'w> ParaverWriter<'w> {
 
     fn write_raw(&mut self, line: &str) -> Result<()> {
         self.lines_written += 1;
-        self.prv
-            .write_all(line.as_bytes())
-            .and_then(|_| self.prv.write_all(b"\n"))
-            .map_err(|e| Error::write("the .prv trace", e))
+        self.out.extend_from_slice(line.as_bytes());
+        self.out.push(b'\n');
+        if self.out.len() >= OUT_CHUNK {
+            self.flush_out()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the gathered body lines to the .prv output.
+    fn flush_out(&mut self) -> Result<()> {
+        let written = self.prv.write_all(&self.out);
+        self.out.clear();
+        written.map_err(|e| Error::write("the .prv trace", e))
+    }
+
+    /// Builds a line in the reused buffer and writes it.
+    fn write_built(&mut self, build: impl FnOnce(&Self, &mut String)) -> Result<()> {
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        build(self, &mut line);
+        let written = self.write_line(&line);
+        self.line = line;
+        written
+    }
+
+    /// An empty buffer for a line that will wait in `pending`.
+    fn spare_line(&mut self) -> String {
+        let mut line = self.spare.pop().unwrap_or_default();
+        line.clear();
+        line
     }
 
     fn flush_until(&mut self, t: Ns) -> Result<()> {
         while self.pending.peek().is_some_and(|p| p.0.time <= t) {
             let p = self.pending.pop().expect("peeked").0;
             self.write_line(&p.line)?;
+            if self.spare.len() < SPARE_LINES {
+                self.spare.push(p.line);
+            }
         }
         Ok(())
     }
@@ -198,41 +248,40 @@ impl<'w> ParaverWriter<'w> {
         }
     }
 
-    /// `2:0:1:task:thread:time` then `:type:value` pairs.
-    fn event_line(&self, thread: ThreadId, time: Ns, pairs: &[(u32, u64)]) -> String {
-        let (task, th) = self.ids[thread.0 as usize];
-        let mut s = String::with_capacity(32 + pairs.len() * 20);
+    /// `2:0:1:task:thread:time` then `:type:value` pairs (every value 0 when `ends`: the line
+    /// that closes an interval), appended to `s`.
+    fn event_line(
+        &self,
+        s: &mut String,
+        thread: ThreadId,
+        time: Ns,
+        pairs: &[(u32, u64)],
+        ends: bool,
+    ) {
         let mut b = itoa::Buffer::new();
-        s.push_str("2:0:1:");
-        s.push_str(b.format(task));
-        s.push(':');
-        s.push_str(b.format(th));
-        s.push(':');
+        s.push_str(&self.event_prefix[thread.0 as usize]);
         s.push_str(b.format(time));
         for (t, v) in pairs {
             s.push(':');
             s.push_str(b.format(*t));
-            s.push(':');
-            s.push_str(b.format((*v).min(MAX_EVENT_VALUE)));
+            if ends {
+                s.push_str(":0");
+            } else {
+                s.push(':');
+                s.push_str(b.format((*v).min(MAX_EVENT_VALUE)));
+            }
         }
-        s
     }
 
-    fn state_line(&self, thread: ThreadId, begin: Ns, end: Ns, state: u32) -> String {
-        let (task, th) = self.ids[thread.0 as usize];
+    /// `1:0:1:task:thread:begin:end:state`, appended to `s`.
+    fn state_line(&self, s: &mut String, thread: ThreadId, begin: Ns, end: Ns, state: u32) {
         let mut b = itoa::Buffer::new();
-        let mut s = String::with_capacity(48);
-        s.push_str("1:0:1:");
-        s.push_str(b.format(task));
-        s.push(':');
-        s.push_str(b.format(th));
-        s.push(':');
+        s.push_str(&self.state_prefix[thread.0 as usize]);
         s.push_str(b.format(begin));
         s.push(':');
         s.push_str(b.format(end));
         s.push(':');
         s.push_str(b.format(state));
-        s
     }
 
     /// Writes an interval's begin line now and schedules its end line (same types, value 0).
@@ -247,10 +296,9 @@ impl<'w> ParaverWriter<'w> {
         for ((t, v), l) in pairs.iter().zip(labels) {
             self.note(*t, *l, *v);
         }
-        let begin = self.event_line(thread, start, pairs);
-        self.write_line(&begin)?;
-        let zeros: Vec<(u32, u64)> = pairs.iter().map(|(t, _)| (*t, 0)).collect();
-        let end_line = self.event_line(thread, end, &zeros);
+        self.write_built(|w, s| w.event_line(s, thread, start, pairs, false))?;
+        let mut end_line = self.spare_line();
+        self.event_line(&mut end_line, thread, end, pairs, true);
         self.schedule(end, 0, start, end_line);
         Ok(())
     }
@@ -261,10 +309,11 @@ impl<'w> ParaverWriter<'w> {
             return Ok(());
         }
         self.used_states.insert(state);
-        let line = self.state_line(thread, begin, end, state);
         if begin <= now {
-            self.write_line(&line)
+            self.write_built(|w, s| w.state_line(s, thread, begin, end, state))
         } else {
+            let mut line = self.spare_line();
+            self.state_line(&mut line, thread, begin, end, state);
             self.schedule(begin, 1, 0, line);
             Ok(())
         }
@@ -710,6 +759,13 @@ impl Sink for ParaverWriter<'_> {
     fn begin(&mut self, trace: &TraceInfo, _names: &Names) -> Result<()> {
         let o = &trace.objects;
         self.ids = o.paraver_ids();
+        let prefix = |kind| {
+            let ids = self.ids.iter();
+            ids.map(|(task, th)| format!("{kind}:0:1:{task}:{th}:"))
+                .collect()
+        };
+        self.event_prefix = prefix(2);
+        self.state_prefix = prefix(1);
         self.end_time = trace.end_time;
         self.threads = vec![ThreadState::default(); o.threads.len()];
         self.is_gpu = (0..o.threads.len())
@@ -749,11 +805,8 @@ impl Sink for ParaverWriter<'_> {
             .map(|(p, n)| format!("{}:{}", n, p.host + 1))
             .collect();
         h.push_str(&tasks.join(","));
-        h.push_str("),0");
-        self.prv
-            .write_all(h.as_bytes())
-            .and_then(|_| self.prv.write_all(b"\n"))
-            .map_err(|e| Error::write("the .prv trace", e))?;
+        h.push_str("),0\n");
+        self.out.extend_from_slice(h.as_bytes());
 
         // Initial state of every thread, from 0 to its first activity.
         for (i, t) in o.threads.iter().enumerate() {
@@ -778,8 +831,7 @@ impl Sink for ParaverWriter<'_> {
             Record::Mark(m) => {
                 let v = Self::name_value(m.name);
                 self.note(NVTX_MARK, ValueLabels::Names, v);
-                let line = self.event_line(m.thread, m.time, &[(NVTX_MARK, v)]);
-                self.write_line(&line)
+                self.write_built(|w, s| w.event_line(s, m.thread, m.time, &[(NVTX_MARK, v)], false))
             }
             Record::Link(l) => self.link(l),
             Record::Message(m) => self.message(m),
@@ -794,8 +846,7 @@ impl Sink for ParaverWriter<'_> {
                 let ty = metric_type(m.metric_id);
                 self.metric_labels.insert(ty, m.name);
                 self.note(ty, ValueLabels::Numeric, m.value);
-                let line = self.event_line(m.thread, m.time, &[(ty, m.value)]);
-                self.write_line(&line)
+                self.write_built(|w, s| w.event_line(s, m.thread, m.time, &[(ty, m.value)], false))
             }
         }
     }
@@ -807,6 +858,7 @@ impl Sink for ParaverWriter<'_> {
                 self.write_raw(&line)?;
             }
         }
+        self.flush_out()?;
         self.prv
             .flush()
             .map_err(|e| Error::write("the .prv trace", e))?;
