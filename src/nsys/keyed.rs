@@ -15,11 +15,10 @@
 
 use std::rc::Rc;
 
-use rusqlite::types::{Value, ValueRef};
+use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Statement};
 
-use super::cursor::BufferedRow;
-use super::partitioned::owned;
+use super::cursor::{BufferedRow, Fields};
 use crate::error::{Error, Result};
 use crate::{FastMap, FastSet};
 
@@ -87,9 +86,9 @@ pub struct KeyedRows<'c> {
     /// Index of the next key to hand out.
     next: usize,
     /// Rows fetched ahead of their turn (at most [`WINDOW`]), by rowid.
-    fetched: FastMap<i64, Vec<Value>>,
-    /// Value vectors of rows already decoded, reused.
-    spare: Vec<Vec<Value>>,
+    fetched: FastMap<i64, BufferedRow>,
+    /// Rows already decoded, reused.
+    spare: Vec<BufferedRow>,
 }
 
 impl<'c> KeyedRows<'c> {
@@ -152,12 +151,11 @@ impl<'c> KeyedRows<'c> {
             ),
         };
         // The row the key scan saw must still be there, with the same start.
-        let values = self.fetched.remove(&key.rowid).ok_or_else(changed)?;
-        if values.first() != Some(&Value::Integer(key.start)) {
+        let row = self.fetched.remove(&key.rowid).ok_or_else(changed)?;
+        if !matches!(row.value(0), Ok(ValueRef::Integer(start)) if start == key.start) {
             return Err(changed());
         }
-        let columns = self.columns.clone();
-        Ok(Some(BufferedRow { values, columns }))
+        Ok(Some(row))
     }
 
     /// Fetches the row of the next key, with those of the following keys (up to [`WINDOW`]) when
@@ -190,10 +188,13 @@ impl<'c> KeyedRows<'c> {
             if !wanted.contains(&rowid) || self.fetched.contains_key(&rowid) {
                 continue; // a row of another type, or met twice in a damaged file
             }
-            let mut values = self.spare.pop().unwrap_or_default();
-            values.clear();
+            let mut values = self
+                .spare
+                .pop()
+                .unwrap_or_else(|| BufferedRow::new(self.columns.clone()));
+            values.reset();
             for i in 0..self.columns.len() {
-                values.push(owned(row.get_ref(i + 1).map_err(read)?));
+                values.set(i, row.get_ref(i + 1).map_err(read)?);
             }
             self.fetched.insert(rowid, values);
         }
@@ -203,7 +204,7 @@ impl<'c> KeyedRows<'c> {
     /// Gives back a decoded row's values, so that later fetches allocate nothing.
     pub fn recycle(&mut self, row: BufferedRow) {
         if self.spare.len() < WINDOW {
-            self.spare.push(row.values);
+            self.spare.push(row);
         }
     }
 }

@@ -29,7 +29,7 @@ use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, VecDeque};
 use std::rc::Rc;
 
-use rusqlite::types::{Value, ValueRef};
+use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
 use super::cursor::{BufferedRow, CursorKind};
@@ -327,10 +327,10 @@ pub struct PartitionedRows<'c> {
     heap: BinaryHeap<Reverse<HeadKey>>,
     /// Largest batch of one run (see [`ROW_BUDGET`]).
     max_batch: usize,
-    /// Value vectors of rows already decoded, reused for the next rows read (see [`recycle`]).
+    /// Rows already decoded, reused for the next rows read (see [`recycle`]).
     ///
     /// [`recycle`]: Self::recycle
-    spare: Vec<Vec<Value>>,
+    spare: Vec<BufferedRow>,
 }
 
 impl<'c> PartitionedRows<'c> {
@@ -465,11 +465,13 @@ impl<'c> PartitionedRows<'c> {
         let mut q = st.raw_query();
         let mut got = 0usize;
         while let Some(row) = q.next().map_err(read)? {
-            let mut values = self.spare.pop().unwrap_or_default();
-            values.clear();
-            values.resize(columns.len(), Value::Null);
+            let mut values = self
+                .spare
+                .pop()
+                .unwrap_or_else(|| BufferedRow::new(columns.clone()));
+            values.reset();
             for (j, &i) in fetched.iter().enumerate() {
-                values[i] = owned(row.get_ref(j).map_err(read)?);
+                values.set(i, row.get_ref(j).map_err(read)?);
             }
             let order: i64 = row.get(n).map_err(read)?;
             let rid: i64 = row.get(n + 1).map_err(read)?;
@@ -485,10 +487,7 @@ impl<'c> PartitionedRows<'c> {
                 order,
                 rid,
                 aux,
-                row: BufferedRow {
-                    values,
-                    columns: columns.clone(),
-                },
+                row: values,
             });
             got += 1;
         }
@@ -502,10 +501,10 @@ impl<'c> PartitionedRows<'c> {
         Ok(())
     }
 
-    /// Gives back a decoded row's values, so that reading the next rows allocates nothing.
+    /// Gives back a decoded row, so that reading the next rows allocates nothing.
     pub fn recycle(&mut self, row: BufferedRow) {
         if self.spare.len() < MAX_BATCH {
-            self.spare.push(row.values);
+            self.spare.push(row);
         }
     }
 
@@ -596,18 +595,6 @@ fn damaged(file: &str, what: &str) -> Error {
     Error::BadData {
         file: file.to_owned(),
         why: format!("{what}: the table reads differently by rowid range than by scan (the file is damaged; `sqlite3 FILE 'PRAGMA integrity_check'` tells more)"),
-    }
-}
-
-/// An owned copy of a column value. Not rusqlite's `Value::try_from`, which refuses text that is
-/// not UTF-8: the SQL path reads such text lossily (cursor::text), and so must this one.
-pub(crate) fn owned(v: ValueRef) -> Value {
-    match v {
-        ValueRef::Null => Value::Null,
-        ValueRef::Integer(i) => Value::Integer(i),
-        ValueRef::Real(f) => Value::Real(f),
-        ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
-        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
     }
 }
 
