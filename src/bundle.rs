@@ -43,8 +43,9 @@ pub fn cfgs() -> &'static [(&'static str, &'static str)] {
 pub struct BundleOptions {
     /// Base name of the trace files and of the folder inside the archive.
     pub stem: String,
-    /// Gzip the .prv (Paraver reads .prv.gz directly); otherwise store it plain.
-    pub gzip: bool,
+    /// Gzip the .prv at this level (1 fastest … 9 smallest; Paraver reads .prv.gz directly);
+    /// `None` stores it plain.
+    pub gzip: Option<u32>,
     /// Compute the efficiency metrics in the same pass and add metrics.json; `None` = no metrics.
     pub metrics: Option<MetricsOptions>,
 }
@@ -76,7 +77,7 @@ impl BundleOptions {
         let s = &self.stem;
         BundleNames {
             folder: s.clone(),
-            prv: if self.gzip {
+            prv: if self.gzip.is_some() {
                 format!("{s}.prv.gz")
             } else {
                 format!("{s}.prv")
@@ -138,9 +139,9 @@ pub fn write_bundle<W: ZipSink>(
     };
     zip.start(&format!("{}/{}", names.folder, names.prv), Method::Stored)
         .map_err(io)?;
-    let summary = if bopts.gzip {
-        // Same encoder and level as `prvsight convert -o x.prv.gz`: identical bytes.
-        let mut gz = GzEncoder::new(&mut zip, Compression::new(6));
+    let summary = if let Some(level) = bopts.gzip {
+        // Same encoder as `prvsight convert -o x.prv.gz`: identical bytes at the same level.
+        let mut gz = GzEncoder::new(&mut zip, Compression::new(level));
         let summary = {
             let mut w =
                 ParaverWriter::new(Box::new(&mut gz), Box::new(&mut pcf), Box::new(&mut row));
@@ -344,7 +345,7 @@ mod tests {
     fn names_follow_the_gzip_choice() {
         let n = BundleOptions {
             stem: "r".into(),
-            gzip: true,
+            gzip: Some(crate::paraver::TRACE_GZIP_LEVEL),
             metrics: None,
         }
         .names();
@@ -354,7 +355,7 @@ mod tests {
         );
         let n = BundleOptions {
             stem: "r".into(),
-            gzip: false,
+            gzip: None,
             metrics: None,
         }
         .names();

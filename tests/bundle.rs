@@ -68,7 +68,10 @@ fn direct_gz(paths: &[PathBuf]) -> Vec<u8> {
         .iter()
         .map(|p| Export::open_path(p).unwrap())
         .collect();
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    let mut gz = flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::new(prvsight::paraver::TRACE_GZIP_LEVEL),
+    );
     let (mut pcf, mut row) = (Vec::new(), Vec::new());
     {
         let mut w = ParaverWriter::new(Box::new(&mut gz), Box::new(&mut pcf), Box::new(&mut row));
@@ -103,7 +106,7 @@ fn the_bundle_holds_the_same_trace_metrics_and_cfgs() {
     let paths = vec![sample()];
     let bopts = BundleOptions {
         stem: "run1".into(),
-        gzip: true,
+        gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
         metrics: Some(MetricsOptions::default()),
     };
     let (done, rec) = bundle(&paths, &bopts);
@@ -170,7 +173,7 @@ fn without_gzip_or_metrics() {
     let paths = vec![sample()];
     let bopts = BundleOptions {
         stem: "plain".into(),
-        gzip: false,
+        gzip: None,
         metrics: None,
     };
     let (done, rec) = bundle(&paths, &bopts);
@@ -183,10 +186,32 @@ fn without_gzip_or_metrics() {
 }
 
 #[test]
+fn the_gzip_level_changes_only_the_compression() {
+    let paths = vec![sample()];
+    let prv = direct(&paths).0;
+    let mut sizes = Vec::new();
+    for level in [1, 9] {
+        let bopts = BundleOptions {
+            stem: "lvl".into(),
+            gzip: Some(level),
+            metrics: None,
+        };
+        let entries = zipread::read_zip(&bundle(&paths, &bopts).1.bytes).unwrap();
+        assert_eq!(entries[0].name, "lvl/lvl.prv.gz");
+        assert!(gunzip(&entries[0].data) == prv, "level {level}");
+        sizes.push(entries[0].data.len());
+    }
+    assert!(
+        sizes[1] < sizes[0],
+        "level 9 is not smaller than level 1: {sizes:?}"
+    );
+}
+
+#[test]
 fn the_same_inputs_give_the_same_archive() {
     let bopts = BundleOptions {
         stem: "same".into(),
-        gzip: true,
+        gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
         metrics: Some(MetricsOptions::default()),
     };
     let a = bundle(&[sample()], &bopts).1.bytes;
@@ -206,7 +231,7 @@ fn standard_unzip_accepts_it() {
     }
     let bopts = BundleOptions {
         stem: "t".into(),
-        gzip: true,
+        gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
         metrics: Some(MetricsOptions::default()),
     };
     let rec = bundle(&[sample()], &bopts).1;
@@ -239,7 +264,7 @@ fn several_ranks_are_named_in_the_readme() {
     let refs: Vec<&str> = labels.iter().map(String::as_str).collect();
     let bopts = BundleOptions {
         stem: prvsight::bundle::stem_for(&refs),
-        gzip: true,
+        gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
         metrics: None,
     };
     assert_eq!(bopts.stem, "rank0+3");

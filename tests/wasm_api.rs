@@ -323,6 +323,12 @@ fn options_choose_families_gzip_and_metrics() {
     .err()
     .unwrap();
     assert_eq!(err_kind_and_message(e).0, "usage");
+    let e = convert_with(&list, options(r#"{"gzip_level":0}"#), None)
+        .err()
+        .unwrap();
+    let (kind, message, _) = err_kind_and_message(e);
+    assert_eq!(kind, "usage");
+    assert!(message.contains("gzip_level"), "{message}");
     let e = convert_with(
         &list,
         options(r#"{"keep_nvtx_range":"no such range"}"#),

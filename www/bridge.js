@@ -4,7 +4,7 @@
 /**
  * @typedef {{ name: string, data: Blob }} Input
  * @typedef {{ phase: string, records_done: number, records_estimate: number }} Progress
- * @typedef {{ families?: string[] | null, gzip?: boolean, metrics?: boolean,
+ * @typedef {{ families?: string[] | null, gzip?: boolean, gzip_level?: number, metrics?: boolean,
  *             nvtx_range?: string | null, nccl_as?: 'communication' | 'useful' }} ConvertOptions
  * @typedef {{ name: string, blob: Blob, type: string }} OutputFile
  * @typedef {{ summary: object, names: {folder: string, prv: string, pcf: string, row: string},

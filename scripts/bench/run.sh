@@ -68,8 +68,8 @@ timed() { /usr/bin/time -f "%e %M" -o "$BENCH/logs/time.tmp" "$@" >"$LOG" 2>&1; 
   echo "- $(rustc --version); SQLite CLI $(sqlite3 --version | cut -d' ' -f1); nsys2prv $("$BENCH/venv/bin/pip" show nsys2prv | awk '/^Version/{print $2}')"
   echo "- source export: $(basename "$SOURCE"); inputs inflated with prvsight-inflate --target-mb; warm page cache (each input read once before timing)"
   echo
-  echo "| input | rows read | records out | prvsight s | records/s | MB/s read | peak RSS MB | one thread s | SQL-sorted path s | SQLite scan s | SQLite sorted scan s | prvsight, nsys2prv's job s | nsys2prv s | nsys2prv peak RSS MB | of which shim s | nsys2prv / prvsight (same job) |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| input | rows read | records out | prvsight s | records/s | MB/s read | peak RSS MB | one thread s | SQL-sorted path s | SQLite scan s | SQLite sorted scan s | SQLite every column s | prvsight, nsys2prv's job s | nsys2prv s | nsys2prv peak RSS MB | of which shim s | nsys2prv / prvsight (same job) |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } > "$BENCH/results.md.new"
 
 for MB in $SIZES; do
@@ -83,13 +83,18 @@ for MB in $SIZES; do
 
   # Physical floor: SQLite alone reading the same rows, without and with the sort by start that
   # the converter's cursors need (exports have no index).
-  SCAN=""; SORT=""
+  SCAN=""; SORT=""; EVERY=""
   for t in $TABS; do
     SCAN+="SELECT count(*), total(start) FROM $t;"
     SORT+="SELECT count(*), total(s) FROM (SELECT start AS s FROM $t ORDER BY start LIMIT -1);"
+    # Every column of the row taken out of its record (a test per column that is never true): a
+    # floor for any reader that decodes whole rows, as the converter does once per row at least.
+    COLS=$(sqlite3 "$IN" "SELECT group_concat('(\"' || name || '\" IS NULL)', '+') FROM pragma_table_info('$t')")
+    EVERY+="SELECT count(*) FROM $t WHERE $COLS < 0;"
   done
   LOG=$BENCH/logs/scan_${MB}.log; read -r SCAN_S _ <<<"$(timed sqlite3 -bail "$IN" "PRAGMA temp_store=FILE; $SCAN")"
   LOG=$BENCH/logs/sort_${MB}.log; read -r SORT_S _ <<<"$(timed sqlite3 -bail "$IN" "PRAGMA temp_store=FILE; $SORT")"
+  LOG=$BENCH/logs/every_${MB}.log; read -r EVERY_S _ <<<"$(timed sqlite3 -bail "$IN" "$EVERY")"
 
   # prvsight: fastest of $RUNS runs (largest peak RSS); then the SQL-sorted reference path
   # (--read-order sql: what every conversion did before the sort-free readers), same output.
@@ -138,9 +143,9 @@ for MB in $SIZES; do
     rm -f "$D"/out.* "$D"/*.csv
   fi
   awk -v mb="$MB" -v bytes="$BYTES" -v rows="$ROWS" -v rec="$RECORDS" -v ps="$P_S" -v pkb="$P_KB" \
-      -v one="$ONE_S" -v sqls="$SQL_S" -v scan="$SCAN_S" -v sort="$SORT_S" -v js="$J_S" -v ns="$N_S" -v nmb="$N_MB" -v shim="$SHIM_S" -v ratio="$RATIO" \
-    'BEGIN{printf "| %d MB (%.0f MiB) | %d | %d | %.2f | %.2f M | %.1f | %d | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %s |\n",
-           mb, bytes/1048576, rows, rec, ps, rec/ps/1e6, bytes/1048576/ps, pkb/1024, one, sqls, scan, sort, js, ns, nmb, shim, ratio}' \
+      -v one="$ONE_S" -v sqls="$SQL_S" -v scan="$SCAN_S" -v sort="$SORT_S" -v every="$EVERY_S" -v js="$J_S" -v ns="$N_S" -v nmb="$N_MB" -v shim="$SHIM_S" -v ratio="$RATIO" \
+    'BEGIN{printf "| %d MB (%.0f MiB) | %d | %d | %.2f | %.2f M | %.1f | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %s |\n",
+           mb, bytes/1048576, rows, rec, ps, rec/ps/1e6, bytes/1048576/ps, pkb/1024, one, sqls, scan, sort, every, js, ns, nmb, shim, ratio}' \
     >> "$BENCH/results.md.new"
   tail -1 "$BENCH/results.md.new"
 done

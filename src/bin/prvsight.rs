@@ -45,6 +45,9 @@ mod cli {
             output: Option<PathBuf>,
             #[command(flatten)]
             select: Selection,
+            /// Deflate level of the .prv.gz: 1 (fastest) to 9 (smallest).
+            #[arg(long, default_value_t = prvsight::paraver::TRACE_GZIP_LEVEL, value_parser = clap::value_parser!(u32).range(1..=9))]
+            gzip_level: u32,
             /// No progress bar and no summary.
             #[arg(short, long)]
             quiet: bool,
@@ -80,6 +83,9 @@ mod cli {
             /// Store the .prv uncompressed in the archive.
             #[arg(long)]
             no_gzip: bool,
+            /// Deflate level of the .prv.gz: 1 (fastest) to 9 (smallest).
+            #[arg(long, default_value_t = prvsight::paraver::TRACE_GZIP_LEVEL, value_parser = clap::value_parser!(u32).range(1..=9))]
+            gzip_level: u32,
             /// Leave metrics.json out.
             #[arg(long)]
             no_metrics: bool,
@@ -165,20 +171,25 @@ mod cli {
                 inputs,
                 output,
                 select,
+                gzip_level,
                 quiet,
             } => select
                 .options()
-                .and_then(|o| convert(&inputs, output, &o, quiet)),
+                .and_then(|o| convert(&inputs, output, &o, gzip_level, quiet)),
             Command::Bundle {
                 inputs,
                 output,
                 select,
                 no_gzip,
+                gzip_level,
                 no_metrics,
                 quiet,
-            } => select
-                .options()
-                .and_then(|o| bundle(&inputs, &output, &o, !no_gzip, !no_metrics, quiet)),
+            } => {
+                let gzip = (!no_gzip).then_some(gzip_level);
+                select
+                    .options()
+                    .and_then(|o| bundle(&inputs, &output, &o, gzip, !no_metrics, quiet))
+            }
             Command::Info { inputs, align } => info(&inputs, &align),
             Command::Check {
                 trace,
@@ -323,7 +334,7 @@ mod cli {
         inputs: &[PathBuf],
         output: &Path,
         opts: &Options,
-        gzip: bool,
+        gzip: Option<u32>,
         metrics: bool,
         quiet: bool,
     ) -> Result<()> {
@@ -362,6 +373,7 @@ mod cli {
         inputs: &[PathBuf],
         output: Option<PathBuf>,
         opts: &Options,
+        gzip_level: u32,
         quiet: bool,
     ) -> Result<()> {
         let (prv_path, pcf_path, row_path, gz) = output_paths(output, &inputs[0])?;
@@ -380,7 +392,7 @@ mod cli {
         let row = create(&row_path)?;
         let prv_file = create(&prv_path)?;
         let summary = if gz {
-            let mut enc = GzEncoder::new(prv_file, flate2::Compression::new(6));
+            let mut enc = GzEncoder::new(prv_file, flate2::Compression::new(gzip_level));
             let s = {
                 let mut w = ParaverWriter::new(Box::new(&mut enc), Box::new(pcf), Box::new(row));
                 pipeline::run(&exports, opts, &mut [&mut w], &mut progress)?

@@ -26,6 +26,9 @@ pub struct ConvertOptions {
     pub families: Option<Vec<String>>,
     /// Gzip the .prv; default true.
     pub gzip: Option<bool>,
+    /// Deflate level of the .prv.gz, 1 (fastest) to 9 (smallest); default
+    /// [`TRACE_GZIP_LEVEL`](crate::paraver::TRACE_GZIP_LEVEL).
+    pub gzip_level: Option<u32>,
     /// Base name of the outputs; default from the first input's name.
     pub stem: Option<String>,
     /// Compute the efficiency metrics (metrics.json); default true.
@@ -170,9 +173,18 @@ pub fn convert(
     } else {
         None
     };
+    let level = match o.gzip_level {
+        None => crate::paraver::TRACE_GZIP_LEVEL,
+        Some(l @ 1..=9) => l,
+        Some(l) => {
+            return Err(Error::Usage(format!(
+                "gzip_level must be 1 (fastest) to 9 (smallest), not {l}"
+            )))
+        }
+    };
     let bopts = BundleOptions {
         stem,
-        gzip: o.gzip.unwrap_or(true),
+        gzip: o.gzip.unwrap_or(true).then_some(level),
         metrics,
     };
     let exports = open_all(inputs)?;
