@@ -17,14 +17,12 @@ pub mod zip;
 
 use std::io::{BufWriter, Write};
 
-use flate2::write::GzEncoder;
-use flate2::Compression;
-
 use crate::error::{Error, Result};
 use crate::metrics::{MetricsOptions, MetricsReport, MetricsSink};
 use crate::model::Sink;
 use crate::nsys::Export;
 use crate::options::Options;
+use crate::paraver::gzip::GzipWriter;
 use crate::paraver::ParaverWriter;
 use crate::pipeline::{self, ProgressFn, Summary};
 use zip::{Method, ZipSink, ZipWriter};
@@ -140,14 +138,14 @@ pub fn write_bundle<W: ZipSink>(
     zip.start(&format!("{}/{}", names.folder, names.prv), Method::Stored)
         .map_err(io)?;
     let summary = if let Some(level) = bopts.gzip {
-        // Same encoder as `prvsight convert -o x.prv.gz`: identical bytes at the same level.
-        let mut gz = GzEncoder::new(&mut zip, Compression::new(level));
+        // Same writer as `prvsight convert -o x.prv.gz`: identical bytes at the same level.
+        let mut gz = GzipWriter::new(&mut zip, level);
         let summary = {
             let mut w =
                 ParaverWriter::new(Box::new(&mut gz), Box::new(&mut pcf), Box::new(&mut row));
             run(exports, opts, &mut w, metrics.as_mut(), progress)?
         };
-        gz.try_finish().map_err(io)?;
+        gz.finish().map_err(io)?;
         summary
     } else {
         // Lines are short: batch them so the CRC and the sink see large writes.

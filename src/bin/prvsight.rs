@@ -16,8 +16,8 @@ mod cli {
     use std::time::Instant;
 
     use clap::{Parser, Subcommand};
-    use flate2::write::GzEncoder;
     use prvsight::nsys::Export;
+    use prvsight::paraver::gzip::GzipWriter;
     use prvsight::paraver::ParaverWriter;
     use prvsight::pipeline::{self, Progress};
     use prvsight::{Error, Options, Result};
@@ -392,13 +392,13 @@ mod cli {
         let row = create(&row_path)?;
         let prv_file = create(&prv_path)?;
         let summary = if gz {
-            let mut enc = GzEncoder::new(prv_file, flate2::Compression::new(gzip_level));
+            let mut enc = GzipWriter::new(prv_file, gzip_level);
             let s = {
                 let mut w = ParaverWriter::new(Box::new(&mut enc), Box::new(pcf), Box::new(row));
                 pipeline::run(&exports, opts, &mut [&mut w], &mut progress)?
             };
-            enc.try_finish()
-                .and_then(|_| enc.get_mut().flush())
+            enc.finish()
+                .and_then(|mut file| file.flush())
                 .map_err(|e| Error::write(prv_path.display(), e))?;
             s
         } else {

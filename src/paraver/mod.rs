@@ -4,6 +4,7 @@
 pub mod cfg;
 pub mod check;
 pub mod events;
+pub mod gzip;
 pub mod mpi;
 pub mod pcf;
 pub mod prv;
