@@ -139,7 +139,7 @@ pub fn write_bundle<W: ZipSink>(
         .map_err(io)?;
     let summary = if let Some(level) = bopts.gzip {
         // Same writer as `prvsight convert -o x.prv.gz`: identical bytes at the same level.
-        let mut gz = GzipWriter::new(&mut zip, level);
+        let mut gz = GzipWriter::new(&mut zip, level, opts);
         let summary = {
             let mut w =
                 ParaverWriter::new(Box::new(&mut gz), Box::new(&mut pcf), Box::new(&mut row));

@@ -164,7 +164,7 @@ pub enum ReadAhead {
     /// input was opened from a file.
     #[default]
     Auto,
-    /// Everything on the calling thread.
+    /// Everything on the calling thread (the reading, and the .prv.gz's compression too).
     Off,
 }
 

@@ -392,7 +392,7 @@ mod cli {
         let row = create(&row_path)?;
         let prv_file = create(&prv_path)?;
         let summary = if gz {
-            let mut enc = GzipWriter::new(prv_file, gzip_level);
+            let mut enc = GzipWriter::new(prv_file, gzip_level, opts);
             let s = {
                 let mut w = ParaverWriter::new(Box::new(&mut enc), Box::new(pcf), Box::new(row));
                 pipeline::run(&exports, opts, &mut [&mut w], &mut progress)?

@@ -27,10 +27,15 @@ enum Inner<W: Write> {
 
 impl<W: Write> GzipWriter<W> {
     /// Compresses at `level` (1–9) into `out`, on a second thread when the machine has more than
-    /// one core and the build has threads.
-    pub fn new(out: W, level: u32) -> Self {
+    /// one core, the build has threads and the options allow it (`--read-ahead off` keeps a
+    /// conversion on one thread, as in the browser's worker).
+    pub fn new(out: W, level: u32, opts: &crate::options::Options) -> Self {
+        #[cfg(target_family = "wasm")]
+        let _ = opts;
         #[cfg(not(target_family = "wasm"))]
-        if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
+        if opts.read_ahead != crate::options::ReadAhead::Off
+            && std::thread::available_parallelism().map_or(1, |n| n.get()) > 1
+        {
             return GzipWriter {
                 inner: Inner::Threaded(threaded::Threaded::new(out, level)),
             };
