@@ -188,15 +188,15 @@ impl<'c> KeyedRows<'c> {
             if !wanted.contains(&rowid) || self.fetched.contains_key(&rowid) {
                 continue; // a row of another type, or met twice in a damaged file
             }
-            let mut values = self
+            let mut buffered = self
                 .spare
                 .pop()
                 .unwrap_or_else(|| BufferedRow::new(self.columns.clone()));
-            values.reset();
+            buffered.reset();
             for i in 0..self.columns.len() {
-                values.set(i, row.get_ref(i + 1).map_err(read)?);
+                buffered.set(i, row.get_ref(i + 1).map_err(read)?);
             }
-            self.fetched.insert(rowid, values);
+            self.fetched.insert(rowid, buffered);
         }
         Ok(())
     }

@@ -465,13 +465,13 @@ impl<'c> PartitionedRows<'c> {
         let mut q = st.raw_query();
         let mut got = 0usize;
         while let Some(row) = q.next().map_err(read)? {
-            let mut values = self
+            let mut buffered = self
                 .spare
                 .pop()
                 .unwrap_or_else(|| BufferedRow::new(columns.clone()));
-            values.reset();
+            buffered.reset();
             for (j, &i) in fetched.iter().enumerate() {
-                values.set(i, row.get_ref(j).map_err(read)?);
+                buffered.set(i, row.get_ref(j).map_err(read)?);
             }
             let order: i64 = row.get(n).map_err(read)?;
             let rid: i64 = row.get(n + 1).map_err(read)?;
@@ -487,7 +487,7 @@ impl<'c> PartitionedRows<'c> {
                 order,
                 rid,
                 aux,
-                row: values,
+                row: buffered,
             });
             got += 1;
         }
