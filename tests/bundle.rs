@@ -282,3 +282,62 @@ fn several_ranks_are_named_in_the_readme() {
         );
     }
 }
+
+#[test]
+fn cli_gzip_level_is_checked_and_changes_only_the_compression() {
+    let exe = env!("CARGO_BIN_EXE_prvsight");
+    let dir = std::env::temp_dir().join(format!("prvsight-gzip-level-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(exe)
+            .args(args)
+            .arg("-q")
+            .output()
+            .unwrap()
+    };
+    let input = sample();
+    let input = input.to_str().unwrap();
+    let out = |name: &str| dir.join(name).to_str().unwrap().to_owned();
+    // Out of range, on a plain .prv, or with --no-gzip: a usage error, nothing written.
+    for args in [
+        vec![
+            "convert",
+            input,
+            "-o",
+            &out("a.prv.gz"),
+            "--gzip-level",
+            "0",
+        ],
+        vec!["convert", input, "-o", &out("b.prv"), "--gzip-level", "3"],
+        vec![
+            "bundle",
+            input,
+            "-o",
+            &out("c.zip"),
+            "--no-gzip",
+            "--gzip-level",
+            "3",
+        ],
+    ] {
+        let r = run(&args);
+        assert_eq!(r.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&r.stderr).contains("gzip-level"),
+            "{args:?}"
+        );
+    }
+    assert!(!dir.join("b.prv").exists() && !dir.join("c.zip").exists());
+    // Levels 1 and 9 hold the same trace as the default.
+    let mut sizes = Vec::new();
+    for level in ["1", "9"] {
+        let gz = out(&format!("l{level}.prv.gz"));
+        assert!(run(&["convert", input, "-o", &gz, "--gzip-level", level])
+            .status
+            .success());
+        let bytes = std::fs::read(&gz).unwrap();
+        assert!(gunzip(&bytes) == direct(&[sample()]).0, "level {level}");
+        sizes.push(bytes.len());
+    }
+    assert!(sizes[1] < sizes[0], "{sizes:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

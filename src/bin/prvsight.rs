@@ -45,9 +45,9 @@ mod cli {
             output: Option<PathBuf>,
             #[command(flatten)]
             select: Selection,
-            /// Deflate level of the .prv.gz: 1 (fastest) to 9 (smallest).
-            #[arg(long, default_value_t = prvsight::paraver::TRACE_GZIP_LEVEL, value_parser = clap::value_parser!(u32).range(1..=9))]
-            gzip_level: u32,
+            /// Deflate level of a .prv.gz output, 1 (fastest) to 9 (smallest) [default: 2].
+            #[arg(long, value_parser = clap::value_parser!(u32).range(1..=9))]
+            gzip_level: Option<u32>,
             /// No progress bar and no summary.
             #[arg(short, long)]
             quiet: bool,
@@ -84,7 +84,7 @@ mod cli {
             #[arg(long)]
             no_gzip: bool,
             /// Deflate level of the .prv.gz: 1 (fastest) to 9 (smallest).
-            #[arg(long, default_value_t = prvsight::paraver::TRACE_GZIP_LEVEL, value_parser = clap::value_parser!(u32).range(1..=9))]
+            #[arg(long, default_value_t = prvsight::paraver::TRACE_GZIP_LEVEL, value_parser = clap::value_parser!(u32).range(1..=9), conflicts_with = "no_gzip")]
             gzip_level: u32,
             /// Leave metrics.json out.
             #[arg(long)]
@@ -373,10 +373,16 @@ mod cli {
         inputs: &[PathBuf],
         output: Option<PathBuf>,
         opts: &Options,
-        gzip_level: u32,
+        gzip_level: Option<u32>,
         quiet: bool,
     ) -> Result<()> {
         let (prv_path, pcf_path, row_path, gz) = output_paths(output, &inputs[0])?;
+        if gzip_level.is_some() && !gz {
+            return Err(Error::Usage(
+                "--gzip-level applies to a .prv.gz output".into(),
+            ));
+        }
+        let gzip_level = gzip_level.unwrap_or(prvsight::paraver::TRACE_GZIP_LEVEL);
         let exports = open_all(inputs)?;
         let started = Instant::now();
         let show = !quiet && std::io::stderr().is_terminal();
