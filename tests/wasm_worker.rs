@@ -114,6 +114,31 @@ fn the_page_api_reads_files_through_the_blob_vfs() {
 }
 
 #[wasm_bindgen_test]
+fn the_page_api_loads_each_block_of_a_small_file_once() {
+    // A few MiB: the page's caches hold it whole (CacheConfig::for_files), so the conversion's
+    // repeated scans load each 1 MiB block once, however often SQLite asks for its pages.
+    let bytes = grow::with_more_kernels(SAMPLE, 5_000, 100_000);
+    let blocks = bytes.len().div_ceil(1 << 20) as u64;
+    assert!(blocks > 1, "{} bytes", bytes.len());
+    let input = Object::new();
+    Reflect::set(&input, &"name".into(), &"whole.sqlite".into()).unwrap();
+    Reflect::set(&input, &"data".into(), &blob(&bytes)).unwrap();
+    let on_chunk = Closure::<dyn FnMut(String, Uint8Array)>::new(|_: String, _: Uint8Array| {});
+    let on_progress = Closure::<dyn FnMut(JsValue) -> bool>::new(|_| true);
+    prvsight::wasm::convert(
+        Array::of1(&input),
+        JsValue::UNDEFINED,
+        on_chunk.as_ref().unchecked_ref::<Function>(),
+        on_progress.as_ref().unchecked_ref::<Function>(),
+    )
+    .unwrap();
+    let st = vfs::closed_stats("whole.sqlite").unwrap();
+    assert_eq!(st.source_reads, blocks, "{st:?}");
+    assert_eq!(st.source_bytes, bytes.len() as u64);
+    assert!(st.reads > 100 * blocks, "SQLite read page by page: {st:?}");
+}
+
+#[wasm_bindgen_test]
 fn a_multi_block_export_with_a_small_cache_answers_like_memory() {
     // The sample with 20,000 more kernel rows: a few MiB, many 64 KiB blocks.
     let bytes = grow::with_more_kernels(SAMPLE, 5_000, 100_000);

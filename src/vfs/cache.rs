@@ -8,6 +8,7 @@
 use std::io;
 
 use super::source::ReadAt;
+use crate::FastMap;
 
 /// Block size and count of a cache.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +24,38 @@ impl Default for CacheConfig {
             block_bytes: 1 << 20,
             blocks: 32,
         }
+    }
+}
+
+/// Memory the caches of files opened together may use to hold each file whole.
+pub const WHOLE_FILE_BUDGET: u64 = 160 << 20;
+/// Memory the caches of files opened together use when they are too large to hold.
+const PARTIAL_BUDGET_BLOCKS: usize = 96;
+
+impl CacheConfig {
+    /// Caches for files of these sizes opened together. A conversion scans each table several
+    /// times, and nsys writes its tables' pages interleaved, so every scan touches every block of
+    /// the file: a cache smaller than the file loads it again on each scan (1 727 loads of 1 MiB
+    /// for a 100 MB export with 32 blocks). So a file whose share of [`WHOLE_FILE_BUDGET`] holds
+    /// it whole gets a block for each of its MiB (each loaded once, allocated only as read);
+    /// larger files get 8 to 32 blocks (96 MiB split between them), since a cache a few times
+    /// larger than 32 blocks but still smaller than the file saves nothing on repeated scans.
+    pub fn for_files(sizes: &[u64]) -> Vec<CacheConfig> {
+        let block_bytes = 1usize << 20;
+        let n = sizes.len().max(1);
+        let share = WHOLE_FILE_BUDGET / n as u64;
+        sizes
+            .iter()
+            .map(|&size| {
+                let whole = size.div_ceil(block_bytes as u64).max(1);
+                let blocks = if size <= share {
+                    whole as usize
+                } else {
+                    (PARTIAL_BUDGET_BLOCKS / n).clamp(8, 32)
+                };
+                CacheConfig { block_bytes, blocks }
+            })
+            .collect()
     }
 }
 
@@ -48,6 +81,8 @@ pub struct BlockCache {
     size: u64,
     config: CacheConfig,
     blocks: Vec<Block>,
+    /// Block index → its slot in `blocks`, for the blocks held.
+    slots: FastMap<u64, usize>,
     clock: u64,
     stats: CacheStats,
 }
@@ -62,7 +97,8 @@ impl BlockCache {
             size: src.size(),
             src,
             config,
-            blocks: Vec::with_capacity(config.blocks),
+            blocks: Vec::new(),
+            slots: FastMap::default(),
             clock: 0,
             stats: CacheStats::default(),
         }
@@ -101,7 +137,7 @@ impl BlockCache {
     /// when absent.
     fn block(&mut self, index: u64) -> io::Result<usize> {
         self.clock += 1;
-        if let Some(i) = self.blocks.iter().position(|b| b.index == index) {
+        if let Some(&i) = self.slots.get(&index) {
             self.blocks[i].last_used = self.clock;
             return Ok(i);
         }
@@ -124,11 +160,13 @@ impl BlockCache {
                 .expect("capacity is at least one block")
         };
         let b = &mut self.blocks[slot];
-        // Mark the slot invalid first: if the read fails, it must not serve stale bytes.
+        // Forget the slot's block first: if the read fails, it must not serve stale bytes.
+        self.slots.remove(&b.index);
         b.index = u64::MAX;
         b.data.resize(len, 0);
         self.src.read_exact_at(start, &mut b.data)?;
         b.index = index;
+        self.slots.insert(index, slot);
         b.last_used = self.clock;
         self.stats.source_reads += 1;
         self.stats.source_bytes += len as u64;
@@ -186,5 +224,83 @@ mod tests {
         assert_eq!(c.stats().source_reads, 4);
         assert_eq!(b[..], data[1030..1046]);
         assert_eq!(c.stats().reads, 6);
+    }
+
+    #[test]
+    fn files_that_fit_the_budget_are_held_whole() {
+        const MIB: u64 = 1 << 20;
+        let one = |sizes: &[u64]| {
+            CacheConfig::for_files(sizes)
+                .iter()
+                .map(|c| c.blocks)
+                .collect::<Vec<_>>()
+        };
+        // 100 MiB + 1 byte needs 101 blocks; an empty file still gets one.
+        assert_eq!(one(&[100 * MIB + 1]), [101]);
+        assert_eq!(one(&[0]), [1]);
+        assert_eq!(one(&[WHOLE_FILE_BUDGET]), [160]);
+        // Over the budget: the bounded cache of 32 blocks.
+        assert_eq!(one(&[WHOLE_FILE_BUDGET + 1]), [32]);
+        // Four files share the budget (40 MiB each): the small ones whole, the large one 24 blocks.
+        assert_eq!(one(&[10 * MIB, 40 * MIB, 41 * MIB, MIB]), [10, 40, 24, 1]);
+        // Many ranks: at least 8 blocks each.
+        assert_eq!(one(&[1 << 30; 64])[0], 8);
+        assert!(CacheConfig::for_files(&[5]).iter().all(|c| c.block_bytes == 1 << 20));
+    }
+
+    #[test]
+    fn a_whole_file_cache_loads_each_block_once_over_repeated_scans() {
+        let data = bytes(64 * 1024);
+        let config = CacheConfig {
+            block_bytes: 1024,
+            blocks: 64,
+        };
+        let mut c = BlockCache::new(Box::new(data.clone()), config);
+        let mut page = [0u8; 512];
+        for _scan in 0..5 {
+            for off in (0..data.len()).step_by(512).rev() {
+                c.read(off as u64, &mut page).unwrap();
+                assert_eq!(page[..], data[off..off + 512]);
+            }
+        }
+        assert_eq!(c.stats().source_reads, 64);
+        assert_eq!(c.stats().reads, 5 * 128);
+    }
+
+    #[test]
+    fn a_failed_load_serves_no_stale_bytes() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        struct Flaky(Vec<u8>, Arc<AtomicBool>);
+        impl ReadAt for Flaky {
+            fn size(&self) -> u64 {
+                self.0.len() as u64
+            }
+            fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+                if self.1.load(Ordering::Relaxed) {
+                    return Err(io::Error::other("gone"));
+                }
+                let o = offset as usize;
+                buf.copy_from_slice(&self.0[o..o + buf.len()]);
+                Ok(())
+            }
+        }
+        let data = bytes(4096);
+        let failing = Arc::new(AtomicBool::new(false));
+        let config = CacheConfig {
+            block_bytes: 1024,
+            blocks: 1,
+        };
+        let mut c = BlockCache::new(Box::new(Flaky(data.clone(), failing.clone())), config);
+        let mut b = [0u8; 8];
+        c.read(0, &mut b).unwrap();
+        // Block 1 fails to load into block 0's slot: neither block may be served from it.
+        failing.store(true, Ordering::Relaxed);
+        assert!(c.read(1024, &mut b).is_err());
+        assert!(c.read(0, &mut b).is_err());
+        assert_eq!(c.stats().source_reads, 1);
+        failing.store(false, Ordering::Relaxed);
+        c.read(1030, &mut b).unwrap();
+        assert_eq!(b[..], data[1030..1038]);
     }
 }

@@ -114,12 +114,14 @@ pub fn inputs(list: &Array) -> Result<Vec<Input>> {
         .collect()
 }
 
-/// Cache sizes for `n` files opened together: about 96 MiB in all, between 8 and 32 MiB a file,
-/// so a many-rank run does not exhaust wasm's 4 GiB.
-pub fn cache_for(n: usize) -> CacheConfig {
-    CacheConfig {
-        block_bytes: 1 << 20,
-        blocks: (96 / n.max(1)).clamp(8, 32),
+/// Size in bytes of an input's data (0 when it is neither a Blob nor bytes: `open` says why).
+fn input_size(input: &Input) -> u64 {
+    if let Some(blob) = input.data.dyn_ref::<Blob>() {
+        blob.size() as u64
+    } else if let Some(arr) = input.data.dyn_ref::<Uint8Array>() {
+        arr.length() as u64
+    } else {
+        0
     }
 }
 
@@ -138,7 +140,12 @@ pub fn open(input: &Input, config: CacheConfig) -> Result<Export> {
     vfs::open_export(&input.name, src, config)
 }
 
+/// Opens the inputs with caches sized together (see [`CacheConfig::for_files`]).
 pub fn open_all(inputs: &[Input]) -> Result<Vec<Export>> {
-    let config = cache_for(inputs.len());
-    inputs.iter().map(|i| open(i, config)).collect()
+    let sizes: Vec<u64> = inputs.iter().map(input_size).collect();
+    inputs
+        .iter()
+        .zip(CacheConfig::for_files(&sizes))
+        .map(|(i, config)| open(i, config))
+        .collect()
 }
