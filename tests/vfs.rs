@@ -244,3 +244,86 @@ fn truncated_exports_fail_like_a_normal_open() {
         }
     }
 }
+
+/// A database whose three tables' pages interleave through the file, as nsys writes them: rows
+/// inserted in turns, 600 bytes each, so that every table spans the whole ~6 MiB file.
+fn interleaved_tables(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let mut c = rusqlite::Connection::open(path).unwrap();
+    let tx = c.transaction().unwrap();
+    for t in ["a", "b", "c"] {
+        tx.execute_batch(&format!(
+            "CREATE TABLE {t} (id INTEGER PRIMARY KEY, v INTEGER, pad TEXT)"
+        ))
+        .unwrap();
+    }
+    for i in 0..3_000i64 {
+        for t in ["a", "b", "c"] {
+            tx.execute(
+                &format!("INSERT INTO {t} (v, pad) VALUES (?1, ?2)"),
+                rusqlite::params![i, "x".repeat(600)],
+            )
+            .unwrap();
+        }
+    }
+    tx.commit().unwrap();
+}
+
+#[test]
+fn scans_side_by_side_read_the_file_once_between_them() {
+    use prvsight::nsys::interleave::{scan_all, RowScan};
+    let path =
+        std::env::temp_dir().join(format!("prvsight-interleave-{}.sqlite", std::process::id()));
+    interleaved_tables(&path);
+    let blocks = std::fs::metadata(&path).unwrap().len().div_ceil(64 << 10);
+    // Loads of 64 KiB blocks (4 held) for the three scans, and the sums they computed.
+    let run = |together: bool| -> (u64, Vec<i64>) {
+        let label = if together {
+            "together.sqlite"
+        } else {
+            "apart.sqlite"
+        };
+        let config = CacheConfig {
+            block_bytes: 64 << 10,
+            blocks: 4,
+        };
+        let conn = vfs::open_connection(label, Box::new(FileSource::open(&path).unwrap()), config)
+            .unwrap();
+        // SQLite's own page cache kept small as well (it would otherwise hold the whole file).
+        conn.execute_batch("PRAGMA cache_size = -64").unwrap();
+        let mut sums = vec![0i64; 3];
+        let scans = sums
+            .iter_mut()
+            .zip(["a", "b", "c"])
+            .map(|(sum, t)| RowScan {
+                conn: &conn,
+                sql: format!("SELECT v FROM {t}"),
+                row: Box::new(move |r| {
+                    *sum += r.get::<_, i64>(0)?;
+                    Ok(true)
+                }),
+            })
+            .collect::<Vec<_>>();
+        if together {
+            assert!(scan_all(scans).iter().all(|r| r.is_ok()));
+        } else {
+            for scan in scans {
+                assert!(scan_all(vec![scan])[0].is_ok());
+            }
+        }
+        drop(conn);
+        (vfs::closed_stats(label).unwrap().source_reads, sums)
+    };
+    let (apart, sums_apart) = run(false);
+    let (together, sums_together) = run(true);
+    let _ = std::fs::remove_file(&path);
+    let expect = (0..3_000i64).sum::<i64>();
+    assert_eq!(sums_apart, [expect; 3]);
+    assert_eq!(sums_together, [expect; 3]);
+    // One after the other: the file three times over. Side by side: about once.
+    assert!(apart >= 3 * blocks - 3, "{apart} loads of {blocks} blocks");
+    assert!(
+        together <= blocks + blocks / 4,
+        "{together} loads of {blocks} blocks"
+    );
+}

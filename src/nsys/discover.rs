@@ -9,6 +9,7 @@ use rusqlite::types::FromSql;
 use rusqlite::Params;
 
 use super::ids::{pid_of, process_key};
+use super::interleave::{scan_all, RowScan};
 use super::nvtx::{NVTX_CATEGORY, NVTX_MARK, NVTX_RANGE_TYPES, NVTX_START_END_TYPES};
 use super::Export;
 use crate::error::{Error, Result};
@@ -112,40 +113,153 @@ fn scalar<T: FromSql>(
         .map_err(|e| Error::read(&ex.label, what, e))
 }
 
-/// One group of [`grouped`]: key columns, MIN(lo), MAX(hi) and COUNT(*).
+/// One group of a grouped scan: key columns, MIN(lo), MAX(hi) and COUNT(*).
 type Group = ([i64; 4], Option<i64>, Option<i64>, i64);
 
-/// `SELECT keys…, MIN(lo), MAX(hi), COUNT(*) … GROUP BY keys` computed in Rust over a plain scan
-/// of `sql` (which gives the `nkeys` key columns, then lo, then hi): exports have no indexes, so
-/// SQLite's GROUP BY sorts the whole table, while a map over the resources does not. Groups come
-/// out in key order, as GROUP BY gives them; NULL lo/hi are ignored, as MIN/MAX do.
-fn grouped(ex: &Export, what: &str, sql: &str, nkeys: usize) -> Result<Vec<Group>> {
-    use crate::FastMap;
-    let read = |e| Error::read(&ex.label, what, e);
-    let mut st = ex.conn.prepare(sql).map_err(read)?;
-    let mut q = st.query([]).map_err(read)?;
-    let mut groups: FastMap<[i64; 4], usize> = FastMap::default();
-    let mut out: Vec<Group> = Vec::new();
-    let mut last: Option<([i64; 4], usize)> = None;
-    while let Some(r) = q.next().map_err(read)? {
+/// Discovery's scans of the big tables, made together (nsys/interleave.rs: in the browser they
+/// then read the file about once between them, instead of once each) and their outcomes taken
+/// back in the order they were added, so that an error — found before a scan (a missing column)
+/// or during it — is reported where it was when the scans ran one after the other.
+struct Batch<'a> {
+    ex: &'a Export,
+    /// What each scan reads (for messages), and the scan or the error found before it.
+    scans: Vec<(String, Result<RowScan<'a>>)>,
+}
+
+impl<'a> Batch<'a> {
+    fn new(ex: &'a Export) -> Batch<'a> {
+        Batch {
+            ex,
+            scans: Vec::new(),
+        }
+    }
+
+    /// `SELECT keys…, MIN(lo), MAX(hi), COUNT(*) … GROUP BY keys` into `into`, computed in Rust
+    /// over a plain scan of `sql` (which gives the key columns, then lo, then hi): exports have
+    /// no indexes, so SQLite's GROUP BY sorts the whole table, while a map over the resources
+    /// does not. Not made when `check` (the columns it needs) failed.
+    fn grouped(
+        &mut self,
+        what: &str,
+        check: Result<()>,
+        sql: impl FnOnce() -> String,
+        into: &'a mut Grouper,
+    ) {
+        let scan = check.map(|()| RowScan {
+            conn: &self.ex.conn,
+            sql: sql(),
+            row: Box::new(move |r| into.row(r).map(|()| true)),
+        });
+        self.scans.push((what.to_owned(), scan));
+    }
+
+    /// Every row of `query` that meets its condition, handed to `row` (its columns from 1 on).
+    /// Rows that do not meet it are passed over here, not by SQLite: a query that skips most of
+    /// a table would otherwise scan it all in one step, alone, and not side by side.
+    fn rows(
+        &mut self,
+        what: &str,
+        query: Filtered,
+        mut row: impl FnMut(&rusqlite::Row) -> rusqlite::Result<()> + 'a,
+    ) {
+        let scan = RowScan {
+            conn: &self.ex.conn,
+            sql: format!(
+                "SELECT ({}), {} FROM {}",
+                query.condition, query.columns, query.from
+            ),
+            row: Box::new(move |r| {
+                // Taken where SQL's WHERE takes it: true, neither false nor NULL.
+                if r.get::<_, Option<i64>>(0)?.is_some_and(|hit| hit != 0) {
+                    row(r)?;
+                }
+                Ok(true)
+            }),
+        };
+        self.scans.push((what.to_owned(), Ok(scan)));
+    }
+
+    /// Makes the scans; how each ended, in the order they were added.
+    fn run(self) -> std::vec::IntoIter<Result<()>> {
+        let label = &self.ex.label;
+        let mut whats = Vec::new();
+        let mut outcomes: Vec<Option<Result<()>>> = Vec::new();
+        let mut ready = Vec::new();
+        for (what, scan) in self.scans {
+            match scan {
+                Ok(scan) => {
+                    ready.push(scan);
+                    outcomes.push(None);
+                }
+                Err(e) => outcomes.push(Some(Err(e))),
+            }
+            whats.push(what);
+        }
+        let mut ended = scan_all(ready).into_iter();
+        outcomes
+            .into_iter()
+            .zip(whats)
+            .map(|(o, what)| {
+                o.unwrap_or_else(|| {
+                    ended
+                        .next()
+                        .expect("an outcome per scan made")
+                        .map_err(|e| Error::read(label, &what, e))
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+}
+
+/// `SELECT columns FROM from WHERE condition`, with the condition kept apart (see
+/// [`Batch::rows`]). Columns that cost (subqueries) should be guarded by the condition.
+struct Filtered {
+    columns: String,
+    from: String,
+    condition: String,
+}
+
+/// The groups of one scan as its rows come. Groups come out in key order, as GROUP BY gives
+/// them; NULL lo/hi are ignored, as MIN/MAX do.
+struct Grouper {
+    nkeys: usize,
+    groups: crate::FastMap<[i64; 4], usize>,
+    out: Vec<Group>,
+    last: Option<([i64; 4], usize)>,
+}
+
+impl Grouper {
+    fn new(nkeys: usize) -> Grouper {
+        Grouper {
+            nkeys,
+            groups: crate::FastMap::default(),
+            out: Vec::new(),
+            last: None,
+        }
+    }
+
+    fn row(&mut self, r: &rusqlite::Row) -> rusqlite::Result<()> {
+        let nkeys = self.nkeys;
         let mut key = [0i64; 4];
         for (i, k) in key.iter_mut().enumerate().take(nkeys) {
-            *k = r.get(i).map_err(read)?;
+            *k = r.get(i)?;
         }
-        let lo: Option<i64> = r.get(nkeys).map_err(read)?;
-        let hi: Option<i64> = r.get(nkeys + 1).map_err(read)?;
-        let g = match last {
+        let lo: Option<i64> = r.get(nkeys)?;
+        let hi: Option<i64> = r.get(nkeys + 1)?;
+        let g = match self.last {
             Some((k, g)) if k == key => g,
             _ => {
-                let g = *groups.entry(key).or_insert_with(|| {
+                let out = &mut self.out;
+                let g = *self.groups.entry(key).or_insert_with(|| {
                     out.push((key, None, None, 0));
                     out.len() - 1
                 });
-                last = Some((key, g));
+                self.last = Some((key, g));
                 g
             }
         };
-        let e = &mut out[g];
+        let e = &mut self.out[g];
         e.1 = match (e.1, lo) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -155,9 +269,22 @@ fn grouped(ex: &Export, what: &str, sql: &str, nkeys: usize) -> Result<Vec<Group
             (a, b) => a.or(b),
         };
         e.3 += 1;
+        Ok(())
     }
-    out.sort_unstable_by_key(|g| g.0);
-    Ok(out)
+
+    fn finish(mut self) -> Vec<Group> {
+        self.out.sort_unstable_by_key(|g| g.0);
+        self.out
+    }
+}
+
+/// One grouped scan on its own (see [`Batch::grouped`]).
+fn grouped(ex: &Export, what: &str, sql: &str, nkeys: usize) -> Result<Vec<Group>> {
+    let mut groups = Grouper::new(nkeys);
+    let mut batch = Batch::new(ex);
+    batch.grouped(what, Ok(()), || sql.to_owned(), &mut groups);
+    batch.run().next().expect("one scan, one outcome")?;
+    Ok(groups.finish())
 }
 
 pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
@@ -174,47 +301,15 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
         }
     }
 
-    // GPU streams and time span of GPU work.
-    for f in [
+    let gpu_families: Vec<Family> = [
         Family::Kernel,
         Family::Memcpy,
         Family::Memset,
         Family::Graphs,
-    ] {
-        if !d.families.contains(&f) {
-            continue;
-        }
-        let t = f.table();
-        s.require_columns(
-            &ex.label,
-            t,
-            &["start", "end", "deviceId", "streamId", "globalPid"],
-        )?;
-        let ctx = s.col_or_null(t, "contextId");
-        let sql = format!(
-            "SELECT globalPid, deviceId, COALESCE({ctx}, 0), streamId, start, MAX(end, start) FROM {t} WHERE start IS NOT NULL"
-        );
-        for ([gp, dev, c, st], lo, hi, n) in grouped(ex, t, &sql, 4)? {
-            d.record_estimate += n as u64;
-            let key = (
-                process_key(gp),
-                to_u32(ex, t, "deviceId", dev)?,
-                to_u32(ex, t, "contextId", c)?,
-                to_u32(ex, t, "streamId", st)?,
-            );
-            if let Some(lo) = lo {
-                let first = d.streams.entry(key).or_insert(lo);
-                *first = (*first).min(lo);
-            }
-            d.devices.entry(key.1).or_insert(None);
-            d.processes
-                .entry(key.0)
-                .or_insert((pid_of(gp), String::new()));
-            d.widen(lo, hi);
-        }
-    }
-
-    // Host threads: CUDA API, MPI and OS runtime calls (they set the thread's state).
+    ]
+    .into_iter()
+    .filter(|f| d.families.contains(f))
+    .collect();
     let host_tables: Vec<(&str, &[&str])> = [
         (
             Family::CudaApi,
@@ -236,37 +331,178 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
             .map(move |t| (*t, *cols))
     })
     .collect();
-    for (t, cols) in host_tables {
-        s.require_columns(&ex.label, t, cols)?;
-        let filter = if t == "OSRT_API" {
-            super::host::osrt_filter(s)
-        } else {
-            String::new()
-        };
-        let sql = format!("SELECT globalTid, start, MAX(end, start) FROM {t} WHERE start IS NOT NULL AND globalTid IS NOT NULL {filter}");
-        for ([gt, ..], lo, hi, n) in grouped(ex, t, &sql, 1)? {
+    let nvtx = d.families.contains(&Family::Nvtx);
+    let nvtx_ends = nvtx && s.has_column(Family::Nvtx.table(), "endGlobalTid");
+    let domains_query = nvtx.then(|| domains_query(s)).flatten();
+    let categories_query = nvtx.then(|| categories_query(s)).flatten();
+    let metrics = d.families.contains(&Family::GpuMetrics);
+    let sched = d.families.contains(&Family::Sched);
+    let nvtx_names_query = nvtx_thread_names_query(s);
+    let (has_domains, has_categories, has_nvtx_names) = (
+        domains_query.is_some(),
+        categories_query.is_some(),
+        nvtx_names_query.is_some(),
+    );
+
+    // What the scans fill; they are used below, in the order the scans are added.
+    let mut gpu_groups: Vec<Grouper> = gpu_families.iter().map(|_| Grouper::new(4)).collect();
+    let mut host_groups: Vec<Grouper> = host_tables.iter().map(|_| Grouper::new(1)).collect();
+    let mut nvtx_groups = Grouper::new(2);
+    let mut nvtx_end_threads: BTreeSet<i64> = BTreeSet::new();
+    let mut domain_rows: Vec<(Option<i64>, i64, Option<String>)> = Vec::new();
+    let mut category_rows: Vec<(i64, i64, String)> = Vec::new();
+    let mut metric_groups = Grouper::new(1);
+    let mut sched_groups = Grouper::new(1);
+    let mut nvtx_name_rows: Vec<(i64, String)> = Vec::new();
+    let mut outcomes = {
+        let mut batch = Batch::new(ex);
+        // GPU streams and time span of GPU work.
+        for (f, into) in gpu_families.iter().zip(gpu_groups.iter_mut()) {
+            let t = f.table();
+            let cols = ["start", "end", "deviceId", "streamId", "globalPid"];
+            let sql = || {
+                let ctx = s.col_or_null(t, "contextId");
+                format!(
+                    "SELECT globalPid, deviceId, COALESCE({ctx}, 0), streamId, start, MAX(end, start) FROM {t} WHERE start IS NOT NULL"
+                )
+            };
+            batch.grouped(t, s.require_columns(&ex.label, t, &cols), sql, into);
+        }
+        // Host threads: CUDA API, MPI and OS runtime calls (they set the thread's state).
+        for (&(t, cols), into) in host_tables.iter().zip(host_groups.iter_mut()) {
+            let sql = || {
+                let filter = if t == "OSRT_API" {
+                    super::host::osrt_filter(s)
+                } else {
+                    String::new()
+                };
+                format!("SELECT globalTid, start, MAX(end, start) FROM {t} WHERE start IS NOT NULL AND globalTid IS NOT NULL {filter}")
+            };
+            batch.grouped(t, s.require_columns(&ex.label, t, cols), sql, into);
+        }
+        // Host threads: NVTX ranges and marks (ranges may end on another thread).
+        if nvtx {
+            let t = Family::Nvtx.table();
+            let cols = ["start", "end", "eventType", "globalTid"];
+            let sql = || {
+                let types = NVTX_RANGE_TYPES
+                    .iter()
+                    .chain([NVTX_MARK].iter())
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",");
+                let domain = s.col_or_null(t, "domainId");
+                format!(
+                    "SELECT globalTid, COALESCE({domain}, 0), start, CASE WHEN end IS NULL OR end < start THEN start ELSE end END \
+                     FROM {t} WHERE eventType IN ({types}) AND start IS NOT NULL AND globalTid IS NOT NULL"
+                )
+            };
+            batch.grouped(
+                t,
+                s.require_columns(&ex.label, t, &cols),
+                sql,
+                &mut nvtx_groups,
+            );
+            if nvtx_ends {
+                let se = NVTX_START_END_TYPES
+                    .iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",");
+                // The threads where start/end ranges end.
+                let query = Filtered {
+                    columns: "endGlobalTid".into(),
+                    from: t.into(),
+                    condition: format!(
+                        "eventType IN ({se}) AND endGlobalTid IS NOT NULL AND start IS NOT NULL"
+                    ),
+                };
+                batch.rows(t, query, |r| {
+                    nvtx_end_threads.insert(r.get(1)?);
+                    Ok(())
+                });
+            }
+        }
+        if let Some(query) = domains_query {
+            batch.rows("NVTX domains", query, |r| {
+                domain_rows.push((r.get(1)?, r.get(2)?, r.get(3)?));
+                Ok(())
+            });
+        }
+        if let Some(query) = categories_query {
+            batch.rows("NVTX categories", query, |r| {
+                category_rows.push((r.get(1)?, r.get(2)?, r.get(3)?));
+                Ok(())
+            });
+        }
+        if metrics {
+            use super::gpu_metrics::TABLE;
+            let cols = ["timestamp", "typeId", "metricId", "value"];
+            let sql =
+                || format!("SELECT typeId, timestamp, timestamp FROM {TABLE} WHERE timestamp >= 0");
+            batch.grouped(
+                TABLE,
+                s.require_columns(&ex.label, TABLE, &cols),
+                sql,
+                &mut metric_groups,
+            );
+        }
+        if sched {
+            let t = super::sched::TABLE;
+            let cols = ["start", "cpu", "isSchedIn", "globalTid"];
+            let sql = || {
+                format!("SELECT globalTid, start, start FROM {t} WHERE start IS NOT NULL AND globalTid IS NOT NULL")
+            };
+            batch.grouped(
+                t,
+                s.require_columns(&ex.label, t, &cols),
+                sql,
+                &mut sched_groups,
+            );
+        }
+        if let Some(query) = nvtx_names_query {
+            batch.rows("NVTX thread names", query, |r| {
+                nvtx_name_rows.push((r.get(1)?, r.get(2)?));
+                Ok(())
+            });
+        }
+        batch.run()
+    };
+    let mut next = || outcomes.next().expect("an outcome per scan");
+
+    for (f, groups) in gpu_families.iter().zip(gpu_groups) {
+        next()?;
+        let t = f.table();
+        for ([gp, dev, c, st], lo, hi, n) in groups.finish() {
+            d.record_estimate += n as u64;
+            let key = (
+                process_key(gp),
+                to_u32(ex, t, "deviceId", dev)?,
+                to_u32(ex, t, "contextId", c)?,
+                to_u32(ex, t, "streamId", st)?,
+            );
+            if let Some(lo) = lo {
+                let first = d.streams.entry(key).or_insert(lo);
+                *first = (*first).min(lo);
+            }
+            d.devices.entry(key.1).or_insert(None);
+            d.processes
+                .entry(key.0)
+                .or_insert((pid_of(gp), String::new()));
+            d.widen(lo, hi);
+        }
+    }
+    for groups in host_groups {
+        next()?;
+        for ([gt, ..], lo, hi, n) in groups.finish() {
             d.record_estimate += n as u64;
             d.host_threads.entry(gt).or_default().busy_from(lo);
             d.widen(lo, hi);
         }
     }
-
-    // Host threads: NVTX ranges and marks (ranges may end on another thread).
-    if d.families.contains(&Family::Nvtx) {
-        let t = Family::Nvtx.table();
-        s.require_columns(&ex.label, t, &["start", "end", "eventType", "globalTid"])?;
-        let types = NVTX_RANGE_TYPES
-            .iter()
-            .chain([NVTX_MARK].iter())
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join(",");
-        let domain = s.col_or_null(t, "domainId");
-        let sql = format!(
-            "SELECT globalTid, COALESCE({domain}, 0), start, CASE WHEN end IS NULL OR end < start THEN start ELSE end END \
-             FROM {t} WHERE eventType IN ({types}) AND start IS NOT NULL AND globalTid IS NOT NULL"
-        );
-        for ([gt, dom, ..], lo, hi, n) in grouped(ex, t, &sql, 2)? {
+    if nvtx {
+        next()?;
+        for ([gt, dom, ..], lo, hi, n) in nvtx_groups.finish() {
             d.host_threads.entry(gt).or_default();
             if dom != 0 {
                 d.used_domains.insert((process_key(gt), dom));
@@ -274,29 +510,31 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
             d.record_estimate += n as u64;
             d.widen(lo, hi);
         }
-        if s.has_column(t, "endGlobalTid") {
-            let se = NVTX_START_END_TYPES
-                .iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join(",");
-            let sql = format!("SELECT DISTINCT endGlobalTid FROM {t} WHERE eventType IN ({se}) AND endGlobalTid IS NOT NULL AND start IS NOT NULL");
-            for gt in rows(ex, t, &sql, [], |r| r.get::<_, i64>(0))? {
+        if nvtx_ends {
+            next()?;
+            for gt in nvtx_end_threads {
                 d.host_threads.entry(gt).or_default();
             }
         }
-        read_domains(ex, &mut d)?;
-        read_categories(ex, &mut d)?;
+        if has_domains {
+            next()?;
+            name_domains(ex, &mut d, domain_rows)?;
+        }
+        if has_categories {
+            next()?;
+            for (gt, cat, name) in category_rows {
+                d.categories.insert((process_key(gt), cat), name);
+            }
+        }
         find_nvtx_mpi(ex, opts, &mut d)?;
     }
-    if d.families.contains(&Family::GpuMetrics) {
-        read_gpu_metrics(ex, &mut d)?;
+    if metrics {
+        next()?;
+        read_gpu_metrics(ex, &mut d, metric_groups.finish())?;
     }
-    if d.families.contains(&Family::Sched) {
-        let t = super::sched::TABLE;
-        s.require_columns(&ex.label, t, &["start", "cpu", "isSchedIn", "globalTid"])?;
-        let sql = format!("SELECT globalTid, start, start FROM {t} WHERE start IS NOT NULL AND globalTid IS NOT NULL");
-        for ([gt, ..], lo, hi, n) in grouped(ex, t, &sql, 1)? {
+    if sched {
+        next()?;
+        for ([gt, ..], lo, hi, n) in sched_groups.finish() {
             d.host_threads.entry(gt).or_default();
             d.record_estimate += n as u64 / 2;
             d.widen(lo, hi);
@@ -308,7 +546,8 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
             .or_insert((pid_of(gt), String::new()));
     }
 
-    read_names(ex, &mut d)?;
+    let nvtx_names = has_nvtx_names.then(|| next().map(|()| nvtx_name_rows));
+    read_names(ex, &mut d, nvtx_names)?;
     read_host_facts(ex, &mut d)?;
     Ok(d)
 }
@@ -320,29 +559,37 @@ fn to_u32(ex: &Export, table: &str, col: &str, v: i64) -> Result<u32> {
     })
 }
 
-/// NVTX domain names: rows of eventType 75 (NvtxDomainCreate), per process.
-fn read_domains(ex: &Export, d: &mut Discovery) -> Result<()> {
-    let s = &ex.schema;
+/// The query of NVTX domain names: rows of eventType 75 (NvtxDomainCreate), per process.
+fn domains_query(s: &super::schema::Schema) -> Option<Filtered> {
     let t = "NVTX_EVENTS";
     if !s.has_columns(t, &["domainId", "text"]) {
-        return Ok(());
+        return None;
     }
+    let condition = "e.eventType = 75 AND e.domainId IS NOT NULL".to_owned();
     let text = if s.has_column(t, "textId") {
+        // The string lookup only for the rows taken.
         format!(
-            "COALESCE(e.text, (SELECT value FROM {} WHERE id = e.textId))",
+            "CASE WHEN {condition} THEN COALESCE(e.text, (SELECT value FROM {} WHERE id = e.textId)) END",
             s.strings_table
         )
     } else {
         "e.text".to_owned()
     };
-    let sql = format!("SELECT e.globalTid, e.domainId, {text} FROM {t} e WHERE e.eventType = 75 AND e.domainId IS NOT NULL");
-    for (gt, dom, name) in rows(ex, "NVTX domains", &sql, [], |r| {
-        Ok((
-            r.get::<_, Option<i64>>(0)?,
-            r.get::<_, i64>(1)?,
-            r.get::<_, Option<String>>(2)?,
-        ))
-    })? {
+    Some(Filtered {
+        columns: format!("e.globalTid, e.domainId, {text}"),
+        from: format!("{t} e"),
+        condition,
+    })
+}
+
+/// NVTX domain names from the rows of [`domains_query`], and NCCL's domain where it has none.
+fn name_domains(
+    ex: &Export,
+    d: &mut Discovery,
+    rows: Vec<(Option<i64>, i64, Option<String>)>,
+) -> Result<()> {
+    let s = &ex.schema;
+    for (gt, dom, name) in rows {
         if let (Some(gt), Some(name)) = (gt, name) {
             d.domains.insert((process_key(gt), dom), name);
         }
@@ -402,16 +649,11 @@ fn find_nvtx_mpi(ex: &Export, opts: &Options, d: &mut Discovery) -> Result<()> {
     Ok(())
 }
 
-/// GPUs that have metric samples, the samples' time span, and the metric names.
-fn read_gpu_metrics(ex: &Export, d: &mut Discovery) -> Result<()> {
-    use super::gpu_metrics::{gpu_of, NAMES_TABLE, TABLE};
-    ex.schema.require_columns(
-        &ex.label,
-        TABLE,
-        &["timestamp", "typeId", "metricId", "value"],
-    )?;
-    let sql = format!("SELECT typeId, timestamp, timestamp FROM {TABLE} WHERE timestamp >= 0");
-    for ([type_id, ..], lo, hi, n) in grouped(ex, TABLE, &sql, 1)? {
+/// GPUs that have metric samples and the samples' time span (from the grouped scan of the
+/// samples per metric type), and the metric names.
+fn read_gpu_metrics(ex: &Export, d: &mut Discovery, by_type: Vec<Group>) -> Result<()> {
+    use super::gpu_metrics::{gpu_of, NAMES_TABLE};
+    for ([type_id, ..], lo, hi, n) in by_type {
         let gpu = gpu_of(type_id);
         d.metric_gpus.insert(gpu);
         d.devices.entry(gpu).or_insert(None);
@@ -434,28 +676,34 @@ fn read_gpu_metrics(ex: &Export, d: &mut Discovery) -> Result<()> {
 }
 
 /// User category names: rows of eventType 33 (NvtxCategory), per process.
-fn read_categories(ex: &Export, d: &mut Discovery) -> Result<()> {
-    if !ex
-        .schema
-        .has_columns("NVTX_EVENTS", &["category", "text", "globalTid"])
-    {
-        return Ok(());
-    }
-    let sql = format!("SELECT globalTid, category, text FROM NVTX_EVENTS WHERE eventType = {NVTX_CATEGORY} AND category IS NOT NULL AND text IS NOT NULL");
-    for (gt, cat, name) in rows(ex, "NVTX categories", &sql, [], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, i64>(1)?,
-            r.get::<_, String>(2)?,
-        ))
-    })? {
-        d.categories.insert((process_key(gt), cat), name);
-    }
-    Ok(())
+fn categories_query(s: &super::schema::Schema) -> Option<Filtered> {
+    s.has_columns("NVTX_EVENTS", &["category", "text", "globalTid"])
+        .then(|| Filtered {
+            columns: "globalTid, category, text".into(),
+            from: "NVTX_EVENTS".into(),
+            condition: format!(
+                "eventType = {NVTX_CATEGORY} AND category IS NOT NULL AND text IS NOT NULL"
+            ),
+        })
 }
 
-/// Thread, process and GPU names; MPI ranks.
-fn read_names(ex: &Export, d: &mut Discovery) -> Result<()> {
+/// The query of nvtxNameOsThread names (eventType 39).
+fn nvtx_thread_names_query(s: &super::schema::Schema) -> Option<Filtered> {
+    s.has_columns("NVTX_EVENTS", &["eventType", "text", "globalTid"])
+        .then(|| Filtered {
+            columns: "globalTid, text".into(),
+            from: "NVTX_EVENTS".into(),
+            condition: "eventType = 39 AND text IS NOT NULL AND globalTid IS NOT NULL".into(),
+        })
+}
+
+/// Thread, process and GPU names; MPI ranks. `nvtx_names`: the rows of
+/// [`nvtx_thread_names_query`], when the export has the columns (scanned with discovery's batch).
+fn read_names(
+    ex: &Export,
+    d: &mut Discovery,
+    nvtx_names: Option<Result<Vec<(i64, String)>>>,
+) -> Result<()> {
     let s = &ex.schema;
     let st = &s.strings_table;
     if s.has_columns("ThreadNames", &["nameId", "globalTid"]) {
@@ -472,11 +720,8 @@ fn read_names(ex: &Export, d: &mut Discovery) -> Result<()> {
         }
     }
     // nvtxNameOsThread names (eventType 39) fill what ThreadNames lacks, and tell MPI ranks.
-    if s.has_columns("NVTX_EVENTS", &["eventType", "text", "globalTid"]) {
-        let sql = "SELECT globalTid, text FROM NVTX_EVENTS WHERE eventType = 39 AND text IS NOT NULL AND globalTid IS NOT NULL";
-        for (gt, name) in rows(ex, "NVTX thread names", sql, [], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-        })? {
+    if let Some(names) = nvtx_names {
+        for (gt, name) in names? {
             if let Some(rank) = name
                 .strip_prefix("MPI Rank ")
                 .and_then(|r| r.trim().parse::<u32>().ok())

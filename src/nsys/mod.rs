@@ -21,6 +21,7 @@ pub mod gpu;
 pub mod gpu_metrics;
 pub mod host;
 pub mod ids;
+pub mod interleave;
 pub mod keyed;
 pub mod links;
 pub mod mpi_p2p;

@@ -164,104 +164,264 @@ impl Survey {
 
 /// Cuts the members' rows into per-resource sorted runs, or declines (see the module comment).
 pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>> {
-    if spec.partition.is_empty() || spec.partition.len() > 4 {
+    if !surveyable(spec) {
         return Ok(None);
     }
+    let mut members = Vec::with_capacity(spec.members.len());
+    for m in 0..spec.members.len() {
+        let mut st = conn.prepare(&member_scan_sql(spec, m))?;
+        let mut q = st.query([])?;
+        let mut scan = MemberSurvey::new(spec, m);
+        while let Some(row) = q.next()? {
+            if !scan.row(row)? {
+                break;
+            }
+        }
+        // A member that declines makes the survey decline: later members need no scan.
+        let Some(done) = scan.finish() else {
+            return Ok(None);
+        };
+        members.push(done);
+    }
+    Ok(combine(members))
+}
+
+/// Every survey of `jobs` (each a spec over a connection), made together: the members' scans
+/// advance side by side (nsys/interleave.rs), so on the browser's block cache they read the file
+/// about once between them. Same outcomes, in job order, as [`survey`] one job after the other.
+pub fn survey_together(jobs: &[(&Connection, &Spec)]) -> Vec<rusqlite::Result<Option<Survey>>> {
+    use super::interleave::{scan_all, RowScan};
+    // Every member of every job that can be surveyed, as (job, its scan).
+    let mut owners: Vec<usize> = Vec::new();
+    let mut scans: Vec<MemberSurvey> = Vec::new();
+    for (j, (_, spec)) in jobs.iter().enumerate() {
+        if surveyable(spec) {
+            for m in 0..spec.members.len() {
+                owners.push(j);
+                scans.push(MemberSurvey::new(spec, m));
+            }
+        }
+    }
+    let ended = scan_all(
+        owners
+            .iter()
+            .zip(scans.iter_mut())
+            .map(|(&j, scan)| RowScan {
+                conn: jobs[j].0,
+                sql: member_scan_sql(jobs[j].1, scan.member),
+                row: Box::new(move |r| scan.row(r)),
+            })
+            .collect(),
+    );
+    // Per job, its members' outcomes in member order: the first decline or error decides, as
+    // when the members are scanned one after the other.
+    let mut per_job: Vec<Vec<(rusqlite::Result<()>, MemberSurvey)>> =
+        jobs.iter().map(|_| Vec::new()).collect();
+    for ((&j, end), scan) in owners.iter().zip(ended).zip(scans) {
+        per_job[j].push((end, scan));
+    }
+    jobs.iter()
+        .zip(per_job)
+        .map(|((_, spec), members)| {
+            if !surveyable(spec) {
+                return Ok(None);
+            }
+            let mut done = Vec::with_capacity(members.len());
+            for (end, scan) in members {
+                end?;
+                let Some(m) = scan.finish() else {
+                    return Ok(None);
+                };
+                done.push(m);
+            }
+            Ok(combine(done))
+        })
+        .collect()
+}
+
+/// Whether a spec can be surveyed at all (its partition fits a [`Key`]).
+fn surveyable(spec: &Spec) -> bool {
+    !spec.partition.is_empty() && spec.partition.len() <= 4
+}
+
+/// The scan of member `m`: rowid, order, aux and partition columns, in rowid order.
+fn member_scan_sql(spec: &Spec, m: usize) -> String {
+    format!(
+        "SELECT rid, {}, {}, {} FROM ({}) ORDER BY rid",
+        spec.order,
+        spec.aux.as_deref().unwrap_or("NULL"),
+        spec.partition.join(", "),
+        spec.members[m].sql
+    )
+}
+
+/// One member's scan in progress: its runs, over its own resource numbering (in order of first
+/// appearance; [`combine`] renumbers them as one scan after the other would have).
+struct MemberSurvey {
+    member: usize,
+    aux: bool,
+    partition_len: usize,
+    runs: Vec<Run>,
+    keys: Vec<Key>,
+    index: FastMap<Key, usize>,
+    /// Per partition: (index of its open run, order and aux value of its last row).
+    open: FastMap<usize, (usize, i64, Option<i64>)>,
+    last: Option<(Key, usize)>,
+    first_rid: Option<i64>,
+    last_rid: i64,
+    declined: bool,
+}
+
+/// What one member's scan found.
+struct MemberRuns {
+    runs: Vec<Run>,
+    keys: Vec<Key>,
+    /// Rowids from the member's first row to its last (0 without rows).
+    span_rows: i64,
+}
+
+impl MemberSurvey {
+    fn new(spec: &Spec, member: usize) -> MemberSurvey {
+        MemberSurvey {
+            member,
+            aux: spec.aux.is_some(),
+            partition_len: spec.partition.len(),
+            runs: Vec::new(),
+            keys: Vec::new(),
+            index: FastMap::default(),
+            open: FastMap::default(),
+            last: None,
+            first_rid: None,
+            last_rid: 0,
+            declined: false,
+        }
+    }
+
+    /// Takes the next row of the scan; false when the survey declines (no more rows needed).
+    fn row(&mut self, row: &rusqlite::Row) -> rusqlite::Result<bool> {
+        let declined = |s: &mut MemberSurvey| {
+            s.declined = true;
+            Ok(false)
+        };
+        let ValueRef::Integer(rid) = row.get_ref(0)? else {
+            return declined(self);
+        };
+        let ValueRef::Integer(order) = row.get_ref(1)? else {
+            return declined(self);
+        };
+        let aux = match row.get_ref(2)? {
+            ValueRef::Integer(v) => Some(v),
+            ValueRef::Null if !self.aux => None,
+            _ => return declined(self),
+        };
+        let mut key: Key = [None; 4];
+        for (i, k) in key.iter_mut().enumerate().take(self.partition_len) {
+            *k = match row.get_ref(i + 3)? {
+                ValueRef::Null => None,
+                ValueRef::Integer(v) => Some(v),
+                _ => return declined(self),
+            };
+        }
+        // Rowids come in increasing order from a sound table B-tree; a damaged file may not
+        // (runs are rowid ranges, so that would read rows twice): leave it to the SQL path.
+        if self.first_rid.is_some() && rid <= self.last_rid {
+            return declined(self);
+        }
+        self.first_rid.get_or_insert(rid);
+        self.last_rid = rid;
+        // Consecutive rows are mostly on the same resource: skip the hash lookup then.
+        let p = match self.last {
+            Some((k, p)) if k == key => p,
+            _ => {
+                let next = self.keys.len();
+                let p = *self.index.entry(key).or_insert(next);
+                if p == next {
+                    self.keys.push(key);
+                }
+                self.last = Some((key, p));
+                p
+            }
+        };
+        match self.open.get_mut(&p) {
+            Some((r, prev, prev_aux)) if order >= *prev => {
+                if self.aux && aux <= *prev_aux {
+                    return declined(self); // the aux column does not increase along the run
+                }
+                let run = &mut self.runs[*r];
+                run.hi = rid;
+                run.rows += 1;
+                run.last_order = order;
+                *prev = order;
+                *prev_aux = aux;
+            }
+            _ => {
+                if self.runs.len() == MAX_RUNS {
+                    return declined(self);
+                }
+                self.open.insert(p, (self.runs.len(), order, aux));
+                self.runs.push(Run {
+                    member: self.member,
+                    partition: p,
+                    lo: rid,
+                    hi: rid,
+                    first_order: order,
+                    first_aux: aux,
+                    last_order: order,
+                    rows: 1,
+                });
+            }
+        }
+        Ok(true)
+    }
+
+    /// Its runs, or `None` when it declined.
+    fn finish(self) -> Option<MemberRuns> {
+        if self.declined {
+            return None;
+        }
+        let span_rows = self.first_rid.map_or(0, |f| self.last_rid - f + 1);
+        Some(MemberRuns {
+            runs: self.runs,
+            keys: self.keys,
+            span_rows,
+        })
+    }
+}
+
+/// The survey of all members (in member order), or a decline (see the module comment).
+fn combine(members: Vec<MemberRuns>) -> Option<Survey> {
     let mut runs: Vec<Run> = Vec::new();
     let mut keys: Vec<Key> = Vec::new();
     let mut index: FastMap<Key, usize> = FastMap::default();
     let mut span_rows = 0i64;
-    for (m, member) in spec.members.iter().enumerate() {
-        let sql = format!(
-            "SELECT rid, {}, {}, {} FROM ({}) ORDER BY rid",
-            spec.order,
-            spec.aux.as_deref().unwrap_or("NULL"),
-            spec.partition.join(", "),
-            member.sql
-        );
-        let mut st = conn.prepare(&sql)?;
-        let mut q = st.query([])?;
-        // Per partition: (index of its open run, order and aux value of its last row).
-        let mut open: FastMap<usize, (usize, i64, Option<i64>)> = FastMap::default();
-        let mut last: Option<(Key, usize)> = None;
-        let (mut first_rid, mut last_rid) = (None, 0i64);
-        while let Some(row) = q.next()? {
-            let ValueRef::Integer(rid) = row.get_ref(0)? else {
-                return Ok(None);
-            };
-            let ValueRef::Integer(order) = row.get_ref(1)? else {
-                return Ok(None);
-            };
-            let aux = match row.get_ref(2)? {
-                ValueRef::Integer(v) => Some(v),
-                ValueRef::Null if spec.aux.is_none() => None,
-                _ => return Ok(None),
-            };
-            let mut key: Key = [None; 4];
-            for (i, k) in key.iter_mut().enumerate().take(spec.partition.len()) {
-                *k = match row.get_ref(i + 3)? {
-                    ValueRef::Null => None,
-                    ValueRef::Integer(v) => Some(v),
-                    _ => return Ok(None),
-                };
-            }
-            // Rowids come in increasing order from a sound table B-tree; a damaged file may not
-            // (runs are rowid ranges, so that would read rows twice): leave it to the SQL path.
-            if first_rid.is_some() && rid <= last_rid {
-                return Ok(None);
-            }
-            first_rid.get_or_insert(rid);
-            last_rid = rid;
-            // Consecutive rows are mostly on the same resource: skip the hash lookup then.
-            let p = match last {
-                Some((k, p)) if k == key => p,
-                _ => {
-                    let next = keys.len();
-                    let p = *index.entry(key).or_insert(next);
-                    if p == next {
-                        keys.push(key);
-                    }
-                    last = Some((key, p));
-                    p
+    for m in members {
+        // The member's resources in its order of first appearance: new ones numbered next, as
+        // one scan after the other numbers them.
+        let renumber: Vec<usize> = m
+            .keys
+            .iter()
+            .map(|key| {
+                let next = keys.len();
+                let p = *index.entry(*key).or_insert(next);
+                if p == next {
+                    keys.push(*key);
                 }
-            };
-            match open.get_mut(&p) {
-                Some((r, prev, prev_aux)) if order >= *prev => {
-                    if spec.aux.is_some() && aux <= *prev_aux {
-                        return Ok(None); // the aux column does not increase along the run
-                    }
-                    runs[*r].hi = rid;
-                    runs[*r].rows += 1;
-                    runs[*r].last_order = order;
-                    *prev = order;
-                    *prev_aux = aux;
-                }
-                _ => {
-                    if runs.len() == MAX_RUNS {
-                        return Ok(None);
-                    }
-                    open.insert(p, (runs.len(), order, aux));
-                    runs.push(Run {
-                        member: m,
-                        partition: p,
-                        lo: rid,
-                        hi: rid,
-                        first_order: order,
-                        first_aux: aux,
-                        last_order: order,
-                        rows: 1,
-                    });
-                }
-            }
+                p
+            })
+            .collect();
+        if runs.len() + m.runs.len() > MAX_RUNS {
+            return None;
         }
-        if let Some(f) = first_rid {
-            span_rows += last_rid - f + 1;
-        }
+        runs.extend(m.runs.into_iter().map(|r| Run {
+            partition: renumber[r.partition],
+            ..r
+        }));
+        span_rows += m.span_rows;
     }
     // A run's query visits every row of its member in lo..=hi; rowids are dense in exports.
     let visits: i64 = runs.iter().map(|r| r.hi - r.lo + 1).sum();
     if visits > MAX_VISITS_PER_ROW.saturating_mul(span_rows.max(1)) {
-        return Ok(None);
+        return None;
     }
     let mut by_partition = vec![Vec::new(); keys.len()];
     for (i, r) in runs.iter().enumerate() {
@@ -272,13 +432,13 @@ pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>
         p.len() > FEW_RUNS && rows < MIN_MEAN_RUN * p.len() as u64
     };
     if by_partition.iter().any(fragmented) {
-        return Ok(None);
+        return None;
     }
-    Ok(Some(Survey {
+    Some(Survey {
         runs,
         keys,
         by_partition,
-    }))
+    })
 }
 
 /// The next row of a partitioned cursor, with what `LEAD` would give.

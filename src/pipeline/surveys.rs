@@ -15,8 +15,9 @@ pub(super) struct Job<'q> {
 pub(super) type Outcome = rusqlite::Result<Option<Survey>>;
 
 /// Makes every survey and returns the outcomes in job order: on up to `threads` threads when
-/// more than one is allowed and every input was opened from a file, else one after the other on
-/// the inputs' own connections. The outcomes are the same either way.
+/// more than one is allowed and every input was opened from a file, else side by side on the
+/// inputs' own connections (one pass over each file between them, see nsys/interleave.rs). The
+/// outcomes are the same either way.
 pub(super) fn survey_all(exports: &[Export], jobs: &[Job], threads: usize) -> Vec<Outcome> {
     #[cfg(not(target_family = "wasm"))]
     if threads > 1 && jobs.len() > 1 {
@@ -27,9 +28,11 @@ pub(super) fn survey_all(exports: &[Export], jobs: &[Job], threads: usize) -> Ve
         }
     }
     let _ = threads;
-    jobs.iter()
-        .map(|j| partitioned::survey(&exports[j.source].conn, j.spec))
-        .collect()
+    let on_own_connections: Vec<_> = jobs
+        .iter()
+        .map(|j| (&exports[j.source].conn, j.spec))
+        .collect();
+    partitioned::survey_together(&on_own_connections)
 }
 
 /// Each worker takes the next job not yet taken, on connections of its own (opened lazily).

@@ -53,7 +53,10 @@ impl CacheConfig {
                 } else {
                     (PARTIAL_BUDGET_BLOCKS / n).clamp(8, 32)
                 };
-                CacheConfig { block_bytes, blocks }
+                CacheConfig {
+                    block_bytes,
+                    blocks,
+                }
             })
             .collect()
     }
@@ -245,7 +248,9 @@ mod tests {
         assert_eq!(one(&[10 * MIB, 40 * MIB, 41 * MIB, MIB]), [10, 40, 24, 1]);
         // Many ranks: at least 8 blocks each.
         assert_eq!(one(&[1 << 30; 64])[0], 8);
-        assert!(CacheConfig::for_files(&[5]).iter().all(|c| c.block_bytes == 1 << 20));
+        assert!(CacheConfig::for_files(&[5])
+            .iter()
+            .all(|c| c.block_bytes == 1 << 20));
     }
 
     #[test]

@@ -15,7 +15,7 @@
 pub mod cache;
 pub mod source;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::ptr;
@@ -46,6 +46,15 @@ thread_local! {
     static PARKED: RefCell<HashMap<String, Parked>> = RefCell::new(HashMap::new());
     /// Stats of the last file closed on this thread under each (sanitized) label, for tests.
     static CLOSED_STATS: RefCell<HashMap<String, CacheStats>> = RefCell::new(HashMap::new());
+    /// Reads made by files of ours on this thread, and the offset of the last (see [`last_read`]).
+    static LAST_READ: Cell<(u64, u64)> = const { Cell::new((0, 0)) };
+}
+
+/// How many reads SQLite made of our files on this thread, and the offset of the latest one.
+/// A scan that has just read a page is at that offset of its file: scans of the same file kept
+/// near the same offset share the block cache's blocks (nsys/interleave.rs).
+pub fn last_read() -> (u64, u64) {
+    LAST_READ.with(Cell::get)
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -363,6 +372,7 @@ unsafe extern "C" fn f_read(
         return ffi::SQLITE_IOERR_READ;
     };
     let out = std::slice::from_raw_parts_mut(buf.cast::<u8>(), len);
+    LAST_READ.with(|r| r.set((r.get().0 + 1, off)));
     match cache(file).read(off, out) {
         Ok(n) if n == len => ffi::SQLITE_OK,
         Ok(n) => {
