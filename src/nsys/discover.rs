@@ -61,6 +61,8 @@ pub struct Discovery {
     pub metric_names: BTreeMap<i64, String>,
     /// Number of rows of the selected families (for progress).
     pub record_estimate: u64,
+    /// NVTX ranges and marks: the rows the NVTX reader reads.
+    pub nvtx_rows: u64,
     /// globalPid key → MPI rank.
     pub ranks: BTreeMap<i64, u32>,
     /// Earliest start and latest end of any selected record (this file's clock), if any record.
@@ -508,6 +510,7 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
                 d.used_domains.insert((process_key(gt), dom));
             }
             d.record_estimate += n as u64;
+            d.nvtx_rows += n as u64;
             d.widen(lo, hi);
         }
         if nvtx_ends {

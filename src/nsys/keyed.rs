@@ -19,6 +19,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Statement};
 
 use super::cursor::{BufferedRow, Fields};
+use super::interleave::RowScan;
 use crate::error::{Error, Result};
 use crate::{FastMap, FastSet};
 
@@ -76,6 +77,63 @@ const WINDOW: usize = 256;
 /// ... in one range scan when it visits at most this many rows per row not yet fetched.
 const MAX_SPREAD: i64 = 8;
 
+/// The sort keys a [`KeyScan`] found, not yet sorted.
+pub struct Keys(Vec<Key>);
+
+/// The scan of [`KeySpec::key_sql`]: one plain pass that collects every row's key. It may go
+/// side by side with other scans (nsys/interleave.rs).
+pub struct KeyScan {
+    keys: Vec<Key>,
+    /// A start or end was not an integer: the family is left to the SQL path.
+    declined: bool,
+}
+
+impl KeyScan {
+    /// `expected`: how many keys the scan should find (discovery counted them). The keys then
+    /// take one allocation of their final size: a growing vector leaves its smaller predecessors
+    /// behind in the browser's linear memory, which never shrinks (6 MiB at the peak of a 1 GB
+    /// export, docs/PERFORMANCE.md). More keys than expected (a file changed since) still fit.
+    pub fn new(expected: usize) -> KeyScan {
+        KeyScan {
+            keys: Vec::with_capacity(expected),
+            declined: false,
+        }
+    }
+
+    pub fn scan<'a>(&'a mut self, conn: &'a Connection, spec: &KeySpec) -> RowScan<'a> {
+        RowScan {
+            conn,
+            sql: spec.key_sql.clone(),
+            row: Box::new(move |r| self.row(r)),
+        }
+    }
+
+    /// Takes one row (`start, end, rowid`); false when the reader declines.
+    fn row(&mut self, row: &rusqlite::Row) -> rusqlite::Result<bool> {
+        let (ValueRef::Integer(start), ValueRef::Integer(rowid)) =
+            (row.get_ref(0)?, row.get_ref(2)?)
+        else {
+            self.declined = true;
+            return Ok(false);
+        };
+        let end = match row.get_ref(1)? {
+            ValueRef::Integer(e) if e != NULL_END => e,
+            ValueRef::Null => NULL_END,
+            _ => {
+                self.declined = true;
+                return Ok(false);
+            }
+        };
+        self.keys.push(Key { start, end, rowid });
+        Ok(true)
+    }
+
+    /// The keys, or `None` when the reader declines (use the SQL path).
+    pub fn finish(self) -> Option<Keys> {
+        (!self.declined).then_some(Keys(self.keys))
+    }
+}
+
 /// Rows in key order, fetched by rowid ranges.
 pub struct KeyedRows<'c> {
     what: &'static str,
@@ -92,38 +150,16 @@ pub struct KeyedRows<'c> {
 }
 
 impl<'c> KeyedRows<'c> {
-    /// Reads and sorts the keys; `None` when a start or end is not an integer (use the SQL path).
-    pub fn open(
+    /// The reader over keys from a [`KeyScan`] of `spec` on the same file.
+    pub fn from_keys(
         conn: &'c Connection,
         what: &'static str,
         spec: &KeySpec,
-    ) -> rusqlite::Result<Option<KeyedRows<'c>>> {
-        // Counted first so that the keys take one allocation of their final size: a growing
-        // vector leaves its smaller predecessors behind in the browser's linear memory, which
-        // never shrinks (6 MiB less at the peak of a 1 GB export, docs/PERFORMANCE.md).
-        let rows: i64 = conn.query_row(
-            &format!("SELECT count(*) FROM ({})", spec.key_sql),
-            [],
-            |r| r.get(0),
-        )?;
-        let mut keys = Vec::with_capacity(usize::try_from(rows).unwrap_or(0));
-        let mut st = conn.prepare(&spec.key_sql)?;
-        let mut q = st.query([])?;
-        while let Some(row) = q.next()? {
-            let (ValueRef::Integer(start), ValueRef::Integer(rowid)) =
-                (row.get_ref(0)?, row.get_ref(2)?)
-            else {
-                return Ok(None);
-            };
-            let end = match row.get_ref(1)? {
-                ValueRef::Integer(e) if e != NULL_END => e,
-                ValueRef::Null => NULL_END,
-                _ => return Ok(None),
-            };
-            keys.push(Key { start, end, rowid });
-        }
+        keys: Keys,
+    ) -> rusqlite::Result<KeyedRows<'c>> {
+        let mut keys = keys.0;
         keys.sort_unstable();
-        Ok(Some(KeyedRows {
+        Ok(KeyedRows {
             what,
             fetch: conn.prepare(&spec.fetch_sql)?,
             columns: spec.columns.iter().cloned().collect(),
@@ -131,7 +167,7 @@ impl<'c> KeyedRows<'c> {
             next: 0,
             fetched: FastMap::default(),
             spare: Vec::new(),
-        }))
+        })
     }
 
     /// The next row in the SQL path's order.

@@ -33,6 +33,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
 use super::cursor::{BufferedRow, CursorKind};
+use super::interleave::{scan_all, RowScan};
 use crate::error::{Error, Result};
 use crate::FastMap;
 
@@ -162,81 +163,63 @@ impl Survey {
     }
 }
 
-/// Cuts the members' rows into per-resource sorted runs, or declines (see the module comment).
-pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>> {
-    if !surveyable(spec) {
-        return Ok(None);
-    }
-    let mut members = Vec::with_capacity(spec.members.len());
-    for m in 0..spec.members.len() {
-        let mut st = conn.prepare(&member_scan_sql(spec, m))?;
-        let mut q = st.query([])?;
-        let mut scan = MemberSurvey::new(spec, m);
-        while let Some(row) = q.next()? {
-            if !scan.row(row)? {
-                break;
-            }
-        }
-        // A member that declines makes the survey decline: later members need no scan.
-        let Some(done) = scan.finish() else {
-            return Ok(None);
-        };
-        members.push(done);
-    }
-    Ok(combine(members))
+/// The survey of one spec: a scan per member, which cuts its rows into per-resource sorted runs
+/// (see the module comment). The scans may go side by side with others (nsys/interleave.rs);
+/// [`SurveyScans::finish`] then gives what scanning the members one after the other gives.
+pub struct SurveyScans<'s> {
+    spec: &'s Spec,
+    /// One per member; none when the spec cannot be surveyed.
+    members: Vec<MemberSurvey>,
 }
 
-/// Every survey of `jobs` (each a spec over a connection), made together: the members' scans
-/// advance side by side (nsys/interleave.rs), so on the browser's block cache they read the file
-/// about once between them. Same outcomes, in job order, as [`survey`] one job after the other.
-pub fn survey_together(jobs: &[(&Connection, &Spec)]) -> Vec<rusqlite::Result<Option<Survey>>> {
-    use super::interleave::{scan_all, RowScan};
-    // Every member of every job that can be surveyed, as (job, its scan).
-    let mut owners: Vec<usize> = Vec::new();
-    let mut scans: Vec<MemberSurvey> = Vec::new();
-    for (j, (_, spec)) in jobs.iter().enumerate() {
-        if surveyable(spec) {
-            for m in 0..spec.members.len() {
-                owners.push(j);
-                scans.push(MemberSurvey::new(spec, m));
-            }
-        }
+impl<'s> SurveyScans<'s> {
+    pub fn new(spec: &'s Spec) -> SurveyScans<'s> {
+        let members = if surveyable(spec) {
+            (0..spec.members.len())
+                .map(|m| MemberSurvey::new(spec, m))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        SurveyScans { spec, members }
     }
-    let ended = scan_all(
-        owners
-            .iter()
-            .zip(scans.iter_mut())
-            .map(|(&j, scan)| RowScan {
-                conn: jobs[j].0,
-                sql: member_scan_sql(jobs[j].1, scan.member),
+
+    /// The members' scans over `conn`, in member order.
+    pub fn scans<'a>(&'a mut self, conn: &'a Connection) -> Vec<RowScan<'a>> {
+        let spec = self.spec;
+        self.members
+            .iter_mut()
+            .map(|scan| RowScan {
+                conn,
+                sql: member_scan_sql(spec, scan.member),
                 row: Box::new(move |r| scan.row(r)),
             })
-            .collect(),
-    );
-    // Per job, its members' outcomes in member order: the first decline or error decides, as
-    // when the members are scanned one after the other.
-    let mut per_job: Vec<Vec<(rusqlite::Result<()>, MemberSurvey)>> =
-        jobs.iter().map(|_| Vec::new()).collect();
-    for ((&j, end), scan) in owners.iter().zip(ended).zip(scans) {
-        per_job[j].push((end, scan));
+            .collect()
     }
-    jobs.iter()
-        .zip(per_job)
-        .map(|((_, spec), members)| {
-            if !surveyable(spec) {
+
+    /// The runs, or `None` when the survey declines, from how each member's scan ended (in
+    /// member order): the first decline or error decides, as when scanned one after the other.
+    pub fn finish(self, ended: Vec<rusqlite::Result<()>>) -> rusqlite::Result<Option<Survey>> {
+        if self.members.is_empty() {
+            return Ok(None);
+        }
+        let mut done = Vec::with_capacity(self.members.len());
+        for (end, scan) in ended.into_iter().zip(self.members) {
+            end?;
+            let Some(m) = scan.finish() else {
                 return Ok(None);
-            }
-            let mut done = Vec::with_capacity(members.len());
-            for (end, scan) in members {
-                end?;
-                let Some(m) = scan.finish() else {
-                    return Ok(None);
-                };
-                done.push(m);
-            }
-            Ok(combine(done))
-        })
-        .collect()
+            };
+            done.push(m);
+        }
+        Ok(combine(done))
+    }
+}
+
+/// A survey made on its own (its members' scans side by side).
+pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>> {
+    let mut survey = SurveyScans::new(spec);
+    let ended = scan_all(survey.scans(conn));
+    survey.finish(ended)
 }
 
 /// Whether a spec can be surveyed at all (its partition fits a [`Key`]).

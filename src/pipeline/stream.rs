@@ -5,7 +5,7 @@ use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use super::surveys::{survey_all, Job};
+use super::surveys::{survey_all, Job, Outcome};
 use super::{record_family_name, Plan};
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
@@ -128,30 +128,46 @@ pub(super) fn read_records(
         for q in &queries {
             let source = q.source;
             match &q.partitioned {
-                Some(Partitioned::Rows(spec)) => jobs.push(Job { source, spec }),
+                Some(Partitioned::Rows(spec)) => jobs.push(Job::Runs { source, spec }),
                 Some(Partitioned::Links { api, gpu }) => {
-                    jobs.push(Job { source, spec: api });
-                    jobs.push(Job { source, spec: gpu });
+                    jobs.push(Job::Runs { source, spec: api });
+                    jobs.push(Job::Runs { source, spec: gpu });
                 }
-                Some(Partitioned::Keys(_)) | None => {}
+                Some(Partitioned::Keys(spec)) => {
+                    let counted = plan.discoveries[source].nvtx_rows;
+                    let expected = usize::try_from(counted).unwrap_or(0);
+                    jobs.push(Job::Keys {
+                        source,
+                        spec,
+                        expected,
+                    });
+                }
+                None => {}
             }
         }
     }
-    let mut surveys = survey_all(exports, &jobs, survey_threads).into_iter();
+    let mut outcomes = survey_all(exports, &jobs, survey_threads).into_iter();
     let mut fast: Vec<Option<RowSource>> = Vec::with_capacity(queries.len());
     for q in &queries {
         let ex = &exports[q.source];
         let read = |e| Error::read(&ex.label, q.what, e);
-        let mut next = || surveys.next().expect("a survey per job").map_err(read);
+        let mut runs = || match outcomes.next() {
+            Some(Outcome::Runs(r)) => r.map_err(read),
+            _ => unreachable!("a survey per partitioned job, in order"),
+        };
         fast.push(match (&q.partitioned, opts.read_order) {
-            (Some(Partitioned::Rows(spec)), ReadOrder::Auto) => next()?
+            (Some(Partitioned::Rows(spec)), ReadOrder::Auto) => runs()?
                 .map(|s| RowSource::Partitioned(Box::new(PartitionedRows::new(&ex.conn, spec, s)))),
-            (Some(Partitioned::Keys(spec)), ReadOrder::Auto) => {
-                KeyedRows::open(&ex.conn, q.what, spec)
-                    .map_err(read)?
-                    .map(|k| RowSource::Keyed(Box::new(k)))
-            }
-            (Some(Partitioned::Links { api, gpu }), ReadOrder::Auto) => match (next()?, next()?) {
+            (Some(Partitioned::Keys(spec)), ReadOrder::Auto) => match outcomes.next() {
+                Some(Outcome::Keys(keys)) => match keys.map_err(read)? {
+                    Some(keys) => Some(RowSource::Keyed(Box::new(
+                        KeyedRows::from_keys(&ex.conn, q.what, spec, keys).map_err(read)?,
+                    ))),
+                    None => None,
+                },
+                _ => unreachable!("keys per keyed job, in order"),
+            },
+            (Some(Partitioned::Links { api, gpu }), ReadOrder::Auto) => match (runs()?, runs()?) {
                 (Some(calls), Some(ops)) => Some(RowSource::Links(Box::new(LinkJoin::new(
                     &ex.conn, api, gpu, calls, ops,
                 )))),

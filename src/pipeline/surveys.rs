@@ -1,23 +1,45 @@
-//! The surveys of the sort-free readers (nsys/partitioned.rs), all made before the first record:
-//! each is a full scan of its tables, independent of the others, so natively they run on several
-//! threads at once, each thread with its own connections to the input files.
+//! What the sort-free readers scan before the first record: the surveys of the partitioned
+//! readers (nsys/partitioned.rs) and the sort keys of the keyed reader (nsys/keyed.rs). Each is
+//! a full scan of its tables, independent of the others: natively they run on several threads at
+//! once, each thread with its own connections to the input files; otherwise side by side on the
+//! inputs' own connections, so that through the browser's block cache they read each file about
+//! once between them (nsys/interleave.rs). The outcomes are the same either way.
 
-use crate::nsys::partitioned::{self, Spec, Survey};
+use rusqlite::Connection;
+
+use crate::nsys::interleave::scan_all;
+use crate::nsys::keyed::{KeyScan, KeySpec, Keys};
+use crate::nsys::partitioned::{Spec, Survey, SurveyScans};
 use crate::nsys::Export;
 
-/// One survey to make: of `spec`, over the tables of input `source`.
-pub(super) struct Job<'q> {
-    pub source: usize,
-    pub spec: &'q Spec,
+/// One scan job, over the tables of input `source`.
+pub(super) enum Job<'q> {
+    /// The runs of a partitioned reader.
+    Runs { source: usize, spec: &'q Spec },
+    /// The keys of a keyed reader, of which discovery counted `expected`.
+    Keys {
+        source: usize,
+        spec: &'q KeySpec,
+        expected: usize,
+    },
 }
 
-/// What [`partitioned::survey`] says of one job.
-pub(super) type Outcome = rusqlite::Result<Option<Survey>>;
+impl Job<'_> {
+    fn source(&self) -> usize {
+        match self {
+            Job::Runs { source, .. } | Job::Keys { source, .. } => *source,
+        }
+    }
+}
 
-/// Makes every survey and returns the outcomes in job order: on up to `threads` threads when
-/// more than one is allowed and every input was opened from a file, else side by side on the
-/// inputs' own connections (one pass over each file between them, see nsys/interleave.rs). The
-/// outcomes are the same either way.
+/// What a job found; `None` inside means "use the SQL path".
+pub(super) enum Outcome {
+    Runs(rusqlite::Result<Option<Survey>>),
+    Keys(rusqlite::Result<Option<Keys>>),
+}
+
+/// Makes every job and returns the outcomes in job order: on up to `threads` threads when more
+/// than one is allowed and every input was opened from a file, else side by side.
 pub(super) fn survey_all(exports: &[Export], jobs: &[Job], threads: usize) -> Vec<Outcome> {
     #[cfg(not(target_family = "wasm"))]
     if threads > 1 && jobs.len() > 1 {
@@ -30,9 +52,51 @@ pub(super) fn survey_all(exports: &[Export], jobs: &[Job], threads: usize) -> Ve
     let _ = threads;
     let on_own_connections: Vec<_> = jobs
         .iter()
-        .map(|j| (&exports[j.source].conn, j.spec))
+        .map(|j| (&exports[j.source()].conn, j))
         .collect();
-    partitioned::survey_together(&on_own_connections)
+    side_by_side(&on_own_connections)
+}
+
+/// The jobs' scans made together, each job on its connection.
+fn side_by_side(jobs: &[(&Connection, &Job)]) -> Vec<Outcome> {
+    enum State<'q> {
+        Runs(SurveyScans<'q>),
+        Keys(KeyScan, &'q KeySpec),
+    }
+    let mut states: Vec<State> = jobs
+        .iter()
+        .map(|(_, job)| match job {
+            Job::Runs { spec, .. } => State::Runs(SurveyScans::new(spec)),
+            Job::Keys { spec, expected, .. } => State::Keys(KeyScan::new(*expected), spec),
+        })
+        .collect();
+    let mut scans = Vec::new();
+    let mut per_job = Vec::with_capacity(jobs.len());
+    for ((conn, _), state) in jobs.iter().zip(states.iter_mut()) {
+        let before = scans.len();
+        match state {
+            State::Runs(survey) => scans.extend(survey.scans(conn)),
+            State::Keys(keys, spec) => scans.push(keys.scan(conn, spec)),
+        }
+        per_job.push(scans.len() - before);
+    }
+    let mut ended = scan_all(scans).into_iter();
+    states
+        .into_iter()
+        .zip(per_job)
+        .map(|(state, n)| {
+            let mine: Vec<rusqlite::Result<()>> = ended.by_ref().take(n).collect();
+            match state {
+                State::Runs(survey) => Outcome::Runs(survey.finish(mine)),
+                State::Keys(keys, _) => Outcome::Keys(
+                    mine.into_iter()
+                        .next()
+                        .expect("one scan for the keys")
+                        .map(|()| keys.finish()),
+                ),
+            }
+        })
+        .collect()
 }
 
 /// Each worker takes the next job not yet taken, on connections of its own (opened lazily).
@@ -52,17 +116,18 @@ fn on_threads(files: &[&std::path::Path], jobs: &[Job], threads: usize) -> Vec<O
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(job) = jobs.get(i) else { break };
-                        let conn = match &mut conns[job.source] {
+                        let conn = match &mut conns[job.source()] {
                             Some(c) => c,
-                            slot => match open_read_only(files[job.source]) {
+                            slot => match open_read_only(files[job.source()]) {
                                 Ok(c) => slot.insert(c),
                                 Err(e) => {
-                                    done.push((i, Err(e)));
+                                    done.push((i, failed(job, e)));
                                     continue;
                                 }
                             },
                         };
-                        done.push((i, partitioned::survey(conn, job.spec)));
+                        let outcome = side_by_side(&[(conn, job)]).pop();
+                        done.push((i, outcome.expect("an outcome per job")));
                     }
                     done
                 })
@@ -83,4 +148,13 @@ fn on_threads(files: &[&std::path::Path], jobs: &[Job], threads: usize) -> Vec<O
         .into_iter()
         .map(|o| o.expect("every job is taken by a worker"))
         .collect()
+}
+
+/// The outcome of a job that could not start.
+#[cfg(not(target_family = "wasm"))]
+fn failed(job: &Job, e: rusqlite::Error) -> Outcome {
+    match job {
+        Job::Runs { .. } => Outcome::Runs(Err(e)),
+        Job::Keys { .. } => Outcome::Keys(Err(e)),
+    }
 }
