@@ -1,5 +1,8 @@
-//! Fuzz target: any bytes as an export → `Export::from_bytes` → the whole pipeline with the
-//! Paraver writer into memory → the trace checker.
+//! Fuzz target: any bytes as an export → the whole pipeline with the Paraver writer into memory
+//! → the trace checker. Half the inputs (by length) are opened as the browser opens a file:
+//! through the read-only VFS with a block cache far smaller than the input, so that its loads,
+//! short reads and the table scans made side by side (nsys/interleave.rs) are fuzzed too; the
+//! others with `Export::from_bytes`.
 //!
 //! A finding is a panic (integer overflows included when built with debug assertions, as
 //! scripts/fuzz.sh does), a hang or out-of-memory (libFuzzer's -timeout / -rss_limit_mb), an error
@@ -12,12 +15,27 @@ use libfuzzer_sys::fuzz_target;
 use prvsight::nsys::Export;
 use prvsight::paraver::check::{check_readers, CheckOptions};
 use prvsight::paraver::ParaverWriter;
+use prvsight::vfs::{self, CacheConfig};
 use prvsight::{pipeline, Options};
 
 const LABEL: &str = "fuzz-input.sqlite";
 
+/// Two blocks of 4 KiB: most page reads of a scan load a block, and scans side by side matter.
+const SMALL_CACHE: CacheConfig = CacheConfig {
+    block_bytes: 4096,
+    blocks: 2,
+};
+
+fn open(data: &[u8]) -> prvsight::Result<Export> {
+    if data.len() % 2 == 0 {
+        vfs::open_export(LABEL, Box::new(data.to_vec()), SMALL_CACHE)
+    } else {
+        Export::from_bytes(data, LABEL)
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
-    let converted = Export::from_bytes(data, LABEL).and_then(|ex| {
+    let converted = open(data).and_then(|ex| {
         let (mut prv, mut pcf, mut row) = (Vec::new(), Vec::new(), Vec::new());
         {
             let mut w =
