@@ -17,6 +17,7 @@ pub mod nsys;
 pub mod options;
 pub mod paraver;
 pub mod pipeline;
+pub mod sqlfile;
 #[cfg(not(target_family = "wasm"))]
 pub mod synth;
 pub mod vfs;

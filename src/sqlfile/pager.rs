@@ -1,0 +1,267 @@
+//! Pages of a connection's main database, read through the connection's own open file, with a
+//! small cache for the pages walked again (B-tree interior pages, a leaf a batch ended in).
+
+use std::cell::RefCell;
+use std::ffi::c_int;
+use std::marker::PhantomData;
+
+use rusqlite::{ffi, Connection};
+
+use super::Damaged;
+use crate::FastMap;
+
+/// Bytes of pages kept per pager. Each seek walks root → interior pages → leaf; the interior
+/// pages of the tables being read (a few hundred at 1 GB) stay, leaves come and go.
+const CACHE_BYTES: usize = 1 << 20;
+
+/// The pages of one connection's main database.
+pub struct Pager<'c> {
+    file: *mut ffi::sqlite3_file,
+    read: unsafe extern "C" fn(*mut ffi::sqlite3_file, *mut std::ffi::c_void, c_int, i64) -> c_int,
+    page_size: usize,
+    usable: usize,
+    pages: u32,
+    cache: RefCell<Cache>,
+    /// The file belongs to the connection: it stays open while the connection lives.
+    _conn: PhantomData<&'c Connection>,
+}
+
+impl<'c> Pager<'c> {
+    /// The pager of `conn`'s main database; `None` where pages cannot be read directly (no file
+    /// pointer, a WAL-mode or non-UTF-8 database: see the module doc).
+    pub fn new(conn: &'c Connection) -> Result<Option<Pager<'c>>, Damaged> {
+        let mut file: *mut ffi::sqlite3_file = std::ptr::null_mut();
+        // SAFETY: `conn` is open; the file control writes one pointer into `file`.
+        let rc = unsafe {
+            ffi::sqlite3_file_control(
+                conn.handle(),
+                c"main".as_ptr(),
+                ffi::SQLITE_FCNTL_FILE_POINTER,
+                (&mut file as *mut *mut ffi::sqlite3_file).cast(),
+            )
+        };
+        // SAFETY: a non-null file of an open connection has its methods set (or null: not open).
+        let methods = if rc == ffi::SQLITE_OK && !file.is_null() {
+            unsafe { (*file).pMethods }
+        } else {
+            std::ptr::null()
+        };
+        // SAFETY: checked non-null above.
+        let Some(read) = (!methods.is_null()).then(|| unsafe { (*methods).xRead }).flatten() else {
+            return Ok(None);
+        };
+        let size_fn = unsafe { (*methods).xFileSize };
+        let mut pager = Pager {
+            file,
+            read,
+            page_size: 0,
+            usable: 0,
+            pages: 0,
+            cache: RefCell::new(Cache::default()),
+            _conn: PhantomData,
+        };
+        let mut head = [0u8; 100];
+        pager.read_at(0, &mut head).map_err(|()| {
+            Damaged("the database header (its first 100 bytes) cannot be read".into())
+        })?;
+        // Bytes 18 and 19: file format write/read versions, 1 (rollback journal) or 2 (WAL: rows
+        // may still be in the -wal file, which only SQLite reads).
+        if head[18] != 1 || head[19] != 1 {
+            return Ok(None);
+        }
+        // Bytes 56–59: text encoding, 1 = UTF-8 (the readers take text as UTF-8 bytes).
+        if be32(&head, 56) != 1 {
+            return Ok(None);
+        }
+        let page_size = match u16::from_be_bytes([head[16], head[17]]) {
+            1 => 65536,
+            n => usize::from(n),
+        };
+        if !page_size.is_power_of_two() || !(512..=65536).contains(&page_size) {
+            return Err(Damaged(format!(
+                "the header gives a page size of {page_size} bytes"
+            )));
+        }
+        let usable = page_size - usize::from(head[20]);
+        if usable < 480 {
+            return Err(Damaged(format!(
+                "the header reserves {} of every page's {page_size} bytes",
+                head[20]
+            )));
+        }
+        // The page count in the header holds when the change counter (24–27) equals the
+        // "version valid for" number (92–95); otherwise the file's size tells, as SQLite does.
+        let in_header = be32(&head, 28);
+        let pages = if in_header > 0 && be32(&head, 24) == be32(&head, 92) {
+            in_header
+        } else {
+            let mut size: i64 = 0;
+            // SAFETY: the connection's open file; writes one integer.
+            let rc = match size_fn {
+                Some(f) => unsafe { f(file, &mut size) },
+                None => ffi::SQLITE_ERROR,
+            };
+            if rc != ffi::SQLITE_OK {
+                return Ok(None);
+            }
+            u32::try_from(size / page_size as i64).unwrap_or(u32::MAX)
+        };
+        pager.page_size = page_size;
+        pager.usable = usable;
+        pager.pages = pages;
+        pager.cache = RefCell::new(Cache::new(page_size));
+        Ok(Some(pager))
+    }
+
+    pub fn page_size(&self) -> usize {
+        self.page_size
+    }
+
+    /// Bytes of a page that hold the B-tree (the page size less the reserved bytes).
+    pub fn usable(&self) -> usize {
+        self.usable
+    }
+
+    pub fn page_count(&self) -> u32 {
+        self.pages
+    }
+
+    /// Copies page `n` (1-based) into `out` (resized to the page size), through the cache.
+    pub fn copy_page(&self, n: u32, out: &mut Vec<u8>) -> Result<(), Damaged> {
+        out.resize(self.page_size, 0);
+        self.with_page(n, |p| out.copy_from_slice(p))
+    }
+
+    /// Runs `f` over page `n` (1-based), read through the cache.
+    pub fn with_page<R>(&self, n: u32, f: impl FnOnce(&[u8]) -> R) -> Result<R, Damaged> {
+        if n == 0 || n > self.pages {
+            return Err(Damaged(format!(
+                "a B-tree points to page {n}, outside the file's {} pages",
+                self.pages
+            )));
+        }
+        let mut cache = self.cache.borrow_mut();
+        let page = cache.get(n, |buf| {
+            let offset = u64::from(n - 1) * self.page_size as u64;
+            self.read_at(offset, buf).map_err(|()| {
+                Damaged(format!(
+                    "page {n} cannot be read: the file ends before it (truncated?)"
+                ))
+            })
+        })?;
+        Ok(f(page))
+    }
+
+    /// Reads `buf.len()` bytes at `offset` through the file's own read method.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), ()> {
+        let (Ok(len), Ok(offset)) = (c_int::try_from(buf.len()), i64::try_from(offset)) else {
+            return Err(());
+        };
+        // SAFETY: the connection's open file (see `new`), a buffer of `len` bytes.
+        let rc = unsafe { (self.read)(self.file, buf.as_mut_ptr().cast(), len, offset) };
+        if rc == ffi::SQLITE_OK {
+            Ok(())
+        } else {
+            Err(())
+        }
+    }
+}
+
+fn be32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// Pages by number, evicted in CLOCK order; slots are allocated as they are first needed.
+#[derive(Default)]
+struct Cache {
+    page_size: usize,
+    capacity: usize,
+    data: Vec<u8>,
+    slot_of: FastMap<u32, usize>,
+    /// Per slot: the page it holds, and whether it was used since the hand last passed.
+    page_in: Vec<u32>,
+    referenced: Vec<bool>,
+    hand: usize,
+}
+
+impl Cache {
+    fn new(page_size: usize) -> Cache {
+        Cache {
+            page_size,
+            capacity: (CACHE_BYTES / page_size).max(16),
+            ..Cache::default()
+        }
+    }
+
+    fn get(
+        &mut self,
+        n: u32,
+        load: impl FnOnce(&mut [u8]) -> Result<(), Damaged>,
+    ) -> Result<&[u8], Damaged> {
+        let ps = self.page_size;
+        if let Some(&s) = self.slot_of.get(&n) {
+            self.referenced[s] = true;
+            return Ok(&self.data[s * ps..(s + 1) * ps]);
+        }
+        let s = if self.page_in.len() < self.capacity {
+            self.data.resize(self.data.len() + ps, 0);
+            self.page_in.push(0);
+            self.referenced.push(false);
+            self.page_in.len() - 1
+        } else {
+            while self.referenced[self.hand] {
+                self.referenced[self.hand] = false;
+                self.hand = (self.hand + 1) % self.capacity;
+            }
+            let s = self.hand;
+            self.hand = (self.hand + 1) % self.capacity;
+            self.slot_of.remove(&self.page_in[s]);
+            self.page_in[s] = 0;
+            s
+        };
+        load(&mut self.data[s * ps..(s + 1) * ps])?;
+        self.page_in[s] = n;
+        self.referenced[s] = true;
+        self.slot_of.insert(n, s);
+        Ok(&self.data[s * ps..(s + 1) * ps])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_keeps_used_pages_and_evicts_in_clock_order() {
+        let mut c = Cache {
+            page_size: 4,
+            capacity: 2,
+            ..Cache::default()
+        };
+        let mut loads = Vec::new();
+        let mut get = |c: &mut Cache, n: u32| {
+            let page = c
+                .get(n, |b| {
+                    loads.push(n);
+                    b.fill(n as u8);
+                    Ok(())
+                })
+                .unwrap()
+                .to_vec();
+            assert_eq!(page, vec![n as u8; 4]);
+        };
+        get(&mut c, 1);
+        get(&mut c, 2);
+        get(&mut c, 1); // hit
+        get(&mut c, 3); // evicts one of them
+        get(&mut c, 3); // hit
+        assert_eq!(c.slot_of.len(), 2);
+        drop(get);
+        assert_eq!(loads, [1, 2, 3]);
+        // A failed load leaves no page behind.
+        let failed = c.get(9, |_| Err(Damaged("no".into())));
+        assert!(failed.is_err());
+        assert!(!c.slot_of.contains_key(&9));
+        assert!(c.page_in.iter().all(|&p| p != 9));
+    }
+}

@@ -1,0 +1,184 @@
+//! Records: a header of serial types, then the values
+//! (<https://www.sqlite.org/fileformat2.html#record_format>).
+
+use rusqlite::types::ValueRef;
+
+use super::{varint, Damaged};
+
+/// How a column's declared type makes SQLite treat its values. Only REAL changes what a read
+/// gives: SQLite stores a REAL column's integral values as integers and turns them back into
+/// reals when they are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Affinity {
+    Integer,
+    Text,
+    Blob,
+    Real,
+    Numeric,
+}
+
+impl Affinity {
+    /// The affinity of a declared type, by SQLite's rules in their order (datatype3.html, 3.1).
+    pub fn of_declared(declared: &str) -> Affinity {
+        let t = declared.to_ascii_uppercase();
+        if t.contains("INT") {
+            Affinity::Integer
+        } else if t.contains("CHAR") || t.contains("CLOB") || t.contains("TEXT") {
+            Affinity::Text
+        } else if t.contains("BLOB") || t.is_empty() {
+            Affinity::Blob
+        } else if t.contains("REAL") || t.contains("FLOA") || t.contains("DOUB") {
+            Affinity::Real
+        } else {
+            Affinity::Numeric
+        }
+    }
+}
+
+/// The parsed header of one record: where each of its first columns lies, and its type. Kept
+/// between rows so that parsing allocates nothing.
+#[derive(Default)]
+pub struct Record {
+    /// Per column: serial type and offset of its value in the payload.
+    cols: Vec<(u64, usize)>,
+}
+
+impl Record {
+    /// Parses the header of `payload` for its first `upto` columns (fewer if the record has
+    /// fewer: the later ones read as NULL, as SQLite gives a column added after the row).
+    pub fn parse(&mut self, payload: &[u8], upto: usize) -> Result<(), Damaged> {
+        self.cols.clear();
+        let bad = |why: &str| Damaged(format!("a record's header {why}"));
+        let (header_len, n) = varint(payload, 0).ok_or_else(|| bad("is cut short"))?;
+        let header_len = usize::try_from(header_len)
+            .ok()
+            .filter(|&h| h >= n && h <= payload.len())
+            .ok_or_else(|| bad("is longer than the record"))?;
+        let header = &payload[..header_len];
+        let (mut at, mut offset) = (n, header_len);
+        while at < header_len && self.cols.len() < upto {
+            let (serial, n) = varint(header, at).ok_or_else(|| bad("is cut short"))?;
+            at += n;
+            let size = match serial {
+                0 | 8 | 9 => 0,
+                1..=4 => serial as usize,
+                5 => 6,
+                6 | 7 => 8,
+                10 | 11 => return Err(bad(&format!("has the reserved serial type {serial}"))),
+                _ => usize::try_from((serial - 12) / 2).unwrap_or(usize::MAX),
+            };
+            self.cols.push((serial, offset));
+            offset = offset
+                .checked_add(size)
+                .filter(|&end| end <= payload.len())
+                .ok_or_else(|| bad("gives values beyond the record's end"))?;
+        }
+        Ok(())
+    }
+
+    /// Column `i` of `payload` (the payload [`parse`](Self::parse) was given), as SQLite reads
+    /// it from a column of this affinity.
+    #[inline]
+    pub fn value<'p>(&self, payload: &'p [u8], i: usize, affinity: Affinity) -> ValueRef<'p> {
+        let Some(&(serial, at)) = self.cols.get(i) else {
+            return ValueRef::Null;
+        };
+        let int = |len: usize| {
+            // Big-endian two's complement of 1–8 bytes, sign-extended.
+            let b = &payload[at..at + len];
+            let mut v = i64::from(b[0] as i8);
+            for &x in &b[1..] {
+                v = (v << 8) | i64::from(x);
+            }
+            v
+        };
+        let v = match serial {
+            0 => return ValueRef::Null,
+            1..=4 => int(serial as usize),
+            5 => int(6),
+            6 => int(8),
+            7 => {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&payload[at..at + 8]);
+                let x = f64::from_bits(u64::from_be_bytes(b));
+                // SQLite reads a stored NaN as NULL.
+                return if x.is_nan() {
+                    ValueRef::Null
+                } else {
+                    ValueRef::Real(x)
+                };
+            }
+            8 => 0,
+            9 => 1,
+            _ => {
+                let len = ((serial - 12) / 2) as usize;
+                let bytes = &payload[at..at + len];
+                return if serial % 2 == 0 {
+                    ValueRef::Blob(bytes)
+                } else {
+                    ValueRef::Text(bytes)
+                };
+            }
+        };
+        if affinity == Affinity::Real {
+            ValueRef::Real(v as f64)
+        } else {
+            ValueRef::Integer(v)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affinity_follows_sqlites_rules_in_order() {
+        use Affinity::*;
+        for (t, a) in [
+            ("INTEGER", Integer),
+            ("BIGINT", Integer),
+            ("int", Integer),
+            ("VARCHAR(20)", Text),
+            ("TEXT", Text),
+            ("CLOB", Text),
+            ("BLOB", Blob),
+            ("", Blob),
+            ("REAL", Real),
+            ("DOUBLE PRECISION", Real),
+            ("FLOAT", Real),
+            ("NUMERIC", Numeric),
+            ("DECIMAL(10,5)", Numeric),
+            ("BOOLEAN", Numeric),
+            // INT is checked first: "FLOATING POINT" holds "INT".
+            ("FLOATING POINT", Integer),
+            ("CHARINT", Integer),
+        ] {
+            assert_eq!(Affinity::of_declared(t), a, "{t}");
+        }
+    }
+
+    #[test]
+    fn damaged_headers_are_errors() {
+        let mut r = Record::default();
+        // Header longer than the payload.
+        assert!(r.parse(&[9, 1], 8).is_err());
+        // A value past the end: header says one 8-byte integer, payload has 2 bytes.
+        assert!(r.parse(&[2, 6, 0, 0], 8).is_err());
+        // Reserved serial types.
+        assert!(r.parse(&[2, 10], 8).is_err());
+        // Empty payload.
+        assert!(r.parse(&[], 8).is_err());
+        // A sound record: NULL, 1-byte -1, text "ab".
+        let p = [4, 0, 1, 17, 0xff, b'a', b'b'];
+        r.parse(&p, 8).unwrap();
+        assert_eq!(r.value(&p, 0, Affinity::Integer), ValueRef::Null);
+        assert_eq!(r.value(&p, 1, Affinity::Integer), ValueRef::Integer(-1));
+        assert_eq!(r.value(&p, 1, Affinity::Real), ValueRef::Real(-1.0));
+        assert_eq!(r.value(&p, 2, Affinity::Text), ValueRef::Text(b"ab"));
+        assert_eq!(r.value(&p, 3, Affinity::Integer), ValueRef::Null);
+        // Only the columns asked for are parsed.
+        r.parse(&p, 1).unwrap();
+        assert_eq!(r.value(&p, 1, Affinity::Integer), ValueRef::Null);
+    }
+}
