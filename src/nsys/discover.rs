@@ -167,10 +167,9 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
         // Host threads: CUDA API, MPI and OS runtime calls (they set the thread's state).
         for (&(t, cols), into) in host_tables.iter().zip(host_groups.iter_mut()) {
             let sql = || {
-                let filter = if t == "OSRT_API" {
-                    super::host::osrt_filter(s)
-                } else {
-                    String::new()
+                let filter = match super::host::osrt_filter(s) {
+                    Some(cond) if t == "OSRT_API" => format!("AND {}", cond.sql()),
+                    _ => String::new(),
                 };
                 format!("SELECT globalTid, start, MAX(end, start) FROM {t} WHERE start IS NOT NULL AND globalTid IS NOT NULL {filter}")
             };

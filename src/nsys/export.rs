@@ -59,13 +59,7 @@ impl Export {
 
     /// Wraps an already opened connection (e.g. over the browser's Blob VFS).
     pub fn from_connection(conn: Connection, label: String) -> Result<Export> {
-        // Plans never depend on bound values (exports have no indexes), but by default SQLite
-        // re-prepares a statement when a value bound to a LIMIT or range changes: the partitioned
-        // reader re-binds its statements for every batch, and the profile showed 4 % in re-parsing.
-        let _ = conn.set_db_config(
-            rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
-            true,
-        );
+        configure(&conn);
         let schema = Schema::read(&conn, &label)?;
         Ok(Export {
             conn,
@@ -95,6 +89,18 @@ impl Export {
     }
 }
 
+/// Settings every connection to an export gets.
+fn configure(conn: &Connection) {
+    use rusqlite::config::DbConfig;
+    // Plans never depend on bound values (exports have no indexes), but by default SQLite
+    // re-prepares a statement when a value bound to a LIMIT or range changes: the partitioned
+    // reader re-binds its statements for every batch, and the profile showed 4 % in re-parsing.
+    let _ = conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true);
+    // Our queries quote column names (nsys/select.rs): a quoted name that is not a column must be
+    // an error, not SQLite's legacy fallback to a string literal.
+    let _ = conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DQS_DML, false);
+}
+
 /// A read-only connection to an export file, set up as every reader of it expects.
 #[cfg(not(target_family = "wasm"))]
 pub(crate) fn open_read_only(path: &std::path::Path) -> rusqlite::Result<Connection> {
@@ -104,6 +110,7 @@ pub(crate) fn open_read_only(path: &std::path::Path) -> rusqlite::Result<Connect
     )?;
     // Sorts of big tables spill to temporary files instead of growing memory (see nsys/mod.rs).
     let _ = conn.execute_batch("PRAGMA temp_store = FILE; PRAGMA cache_size = -8192;");
+    configure(&conn);
     Ok(conn)
 }
 

@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Fields, Partitioned, Query, SourceCx};
 use super::ids::process_key;
 use super::partitioned::{Member, Spec};
+use super::select::{Expr, Select, Val};
 use super::Schema;
 use crate::error::Result;
 use crate::model::classify::kernel_class;
@@ -77,23 +78,20 @@ fn filled(fam: i64) -> Vec<&'static str> {
     v
 }
 
-fn select_for(schema: &Schema, fam: i64, table: &str) -> String {
+fn select_for(schema: &Schema, fam: i64, table: &str) -> Select {
     let wanted = filled(fam);
-    let cols: Vec<String> = COLUMNS
-        .iter()
-        .map(|c| {
-            let v = if wanted.contains(c) {
-                schema.col_or_null(table, c)
-            } else {
-                "NULL".into()
-            };
-            format!("{v} AS \"{c}\"")
-        })
-        .collect();
-    format!(
-        "SELECT {fam} AS fam, rowid AS rid, {} FROM {table} WHERE start IS NOT NULL",
-        cols.join(", ")
-    )
+    let mut select = Select::new(table)
+        .output("fam", Val::Int(fam))
+        .output("rid", Val::Rowid);
+    for c in COLUMNS {
+        let v = if wanted.contains(c) {
+            Val::col_or_null(schema, table, c)
+        } else {
+            Val::Null
+        };
+        select = select.output(c, v);
+    }
+    select.not_null("start")
 }
 
 const FAMILIES: [(i64, Family); 4] = [
@@ -109,7 +107,7 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
     if members.is_empty() {
         return None;
     }
-    let union: Vec<&str> = members.iter().map(|m| m.sql.as_str()).collect();
+    let union: Vec<String> = members.iter().map(|m| m.select.sql()).collect();
     let sql = format!(
         "SELECT fam, {cols}, LEAD(start) OVER (PARTITION BY globalPid, deviceId, ctx, streamId ORDER BY start, fam, rid) \
          FROM (SELECT *, COALESCE(contextId, 0) AS ctx FROM ({union})) ORDER BY start, fam, rid",
@@ -118,21 +116,19 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
     );
     let spec = Spec {
         kind: CursorKind::Gpu,
-        order: "start".into(),
+        order: Expr::out("start"),
         aux: None,
         source,
         what: WHAT_ALL,
-        partition: [
-            "\"globalPid\"",
-            "\"deviceId\"",
-            "COALESCE(\"contextId\", 0)",
-            "\"streamId\"",
-        ]
-        .map(String::from)
-        .to_vec(),
-        columns: std::iter::once("fam".to_owned())
-            .chain(COLUMNS.iter().map(|c| format!("\"{c}\"")))
-            .chain(["NULL".to_owned()])
+        partition: vec![
+            Expr::out("globalPid"),
+            Expr::out("deviceId"),
+            Expr::Coalesce("contextId".into(), 0),
+            Expr::out("streamId"),
+        ],
+        columns: std::iter::once(Expr::out("fam"))
+            .chain(COLUMNS.iter().map(|c| Expr::out(c)))
+            .chain([Expr::Null])
             .collect(),
         members,
     };
@@ -169,7 +165,7 @@ fn members(schema: &Schema, families: &BTreeSet<Family>) -> Vec<Member> {
                 .collect();
             Member {
                 fam: *fam,
-                sql: select_for(schema, *fam, f.table()),
+                select: select_for(schema, *fam, f.table()),
                 present,
             }
         })

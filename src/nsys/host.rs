@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::cursor::{int, text, u64_or_0, CursorKind, Fields, Partitioned, Query, SourceCx};
 use super::discover::Discovery;
 use super::partitioned::{Member, Spec};
+use super::select::{Cond, Expr, Select, Val};
 use super::Schema;
 use crate::error::Result;
 use crate::model::classify::{
@@ -49,37 +50,39 @@ macro_rules! at {
     };
 }
 
-/// One member of the union: `cols` maps union columns to expressions of `table` (others NULL).
+/// One member of the union: `cols` maps union columns to values of `table` (others NULL).
 /// (`grouped`: the member aggregates rows, so it cannot be read by rowid ranges.)
 fn member(
     fam: i64,
     table: &str,
-    cols: &[(&str, String)],
-    filter: &str,
-    group: &str,
+    cols: &[(&str, Val)],
+    conds: Vec<Cond>,
+    group: Option<&'static str>,
 ) -> (Member, bool) {
-    let map: BTreeMap<&str, &String> = cols.iter().map(|(k, v)| (*k, v)).collect();
-    let list: Vec<String> = UNION
-        .iter()
-        .map(|c| format!("{} AS {c}", map.get(c).map_or("NULL", |v| v.as_str())))
-        .collect();
-    let rid = if group.is_empty() {
-        "rowid"
-    } else {
-        "MIN(rowid)"
+    let map: BTreeMap<&str, &Val> = cols.iter().map(|(k, v)| (*k, v)).collect();
+    let rid = match group {
+        None => Val::Rowid,
+        Some(_) => Val::Sql("MIN(rowid)"),
     };
-    let sql = format!(
-        "SELECT {fam} AS fam, {rid} AS rid, start, end, globalTid, {} FROM {table} \
-         WHERE start IS NOT NULL AND globalTid IS NOT NULL {filter} {group}",
-        list.join(", ")
-    );
+    let mut select = Select::new(table)
+        .output("fam", Val::Int(fam))
+        .output("rid", rid)
+        .output("start", Val::col("start"))
+        .output("end", Val::col("end"))
+        .output("globalTid", Val::col("globalTid"));
+    for c in UNION {
+        select = select.output(c, map.get(c).map_or(Val::Null, |v| (*v).clone()));
+    }
+    let mut select = select.not_null("start").not_null("globalTid");
+    select.conds.extend(conds);
+    select.group_by = group;
     // fam, start, end, globalTid, the union's columns, the lookahead (filled in by the reader).
     let present = [true; 4]
         .into_iter()
         .chain(UNION.iter().map(|c| map.contains_key(c)))
         .chain([false])
         .collect();
-    (Member { fam, sql, present }, !group.is_empty())
+    (Member { fam, select, present }, group.is_some())
 }
 
 pub fn query(
@@ -88,8 +91,8 @@ pub fn query(
     families: &BTreeSet<Family>,
     source: usize,
 ) -> Option<Query> {
-    let c = |t: &str, col: &str| schema.col_or_null(t, col);
-    let lit = |s: &str| s.to_owned();
+    let c = |t: &str, col: &str| Val::col_or_null(schema, t, col);
+    let lit = Val::col;
     let mut parts = Vec::new();
     if families.contains(&Family::CudaApi) {
         let t = Family::CudaApi.table();
@@ -101,8 +104,8 @@ pub fn query(
                 ("corr", lit("correlationId")),
                 ("cls", c(t, "eventClass")),
             ],
-            "",
-            "",
+            Vec::new(),
+            None,
         ));
     }
     if families.contains(&Family::Mpi) {
@@ -115,7 +118,7 @@ pub fn query(
                 ("peer", c(t, "remoteRank")),
                 ("comm", c(t, "commHandle")),
             ];
-            parts.push(member(FAM_MPI_P2P, t, &cols, "", ""));
+            parts.push(member(FAM_MPI_P2P, t, &cols, Vec::new(), None));
         }
         let t = "MPI_COLLECTIVES_EVENTS";
         if schema.has_table(t) {
@@ -126,7 +129,7 @@ pub fn query(
                 ("root", c(t, "rootRank")),
                 ("comm", c(t, "commHandle")),
             ];
-            parts.push(member(FAM_MPI_COLL, t, &cols, "", ""));
+            parts.push(member(FAM_MPI_COLL, t, &cols, Vec::new(), None));
         }
         // nsys writes one row per request a wait completed, all with the call's start and end.
         let t = "MPI_START_WAIT_EVENTS";
@@ -134,30 +137,27 @@ pub fn query(
             parts.push(member(
                 FAM_MPI_WAIT,
                 t,
-                &[("nm", lit("textId")), ("reqs", lit("COUNT(*)"))],
-                "",
-                "GROUP BY start, end, globalTid, textId",
+                &[("nm", lit("textId")), ("reqs", Val::Sql("COUNT(*)"))],
+                Vec::new(),
+                Some("start, end, globalTid, textId"),
             ));
         }
         let t = "MPI_OTHER_EVENTS";
         if schema.has_table(t) {
-            parts.push(member(FAM_MPI_OTHER, t, &[("nm", lit("textId"))], "", ""));
+            parts.push(member(FAM_MPI_OTHER, t, &[("nm", lit("textId"))], Vec::new(), None));
         }
         if !d.nvtx_mpi_domains.is_empty() {
-            let ids = d
-                .nvtx_mpi_domains
-                .iter()
-                .map(|i| i.to_string())
-                .collect::<Vec<_>>()
-                .join(",");
             let t = "NVTX_EVENTS";
-            let filter = format!("AND eventType IN (59, 70) AND domainId IN ({ids})");
+            let conds = vec![
+                Cond::In("eventType".into(), vec![59, 70]),
+                Cond::In("domainId".into(), d.nvtx_mpi_domains.iter().copied().collect()),
+            ];
             parts.push(member(
                 FAM_NVTX_MPI,
                 t,
                 &[("nm", c(t, "textId")), ("txt", lit("text"))],
-                &filter,
-                "",
+                conds,
+                None,
             ));
         }
     }
@@ -166,8 +166,8 @@ pub fn query(
             FAM_OSRT,
             "OSRT_API",
             &[("nm", lit("nameId"))],
-            &osrt_filter(schema),
-            "",
+            osrt_filter(schema).into_iter().collect(),
+            None,
         ));
     }
     if families.contains(&Family::OpenAcc) {
@@ -186,14 +186,14 @@ pub fn query(
                     ("size", c(t, "bytes")),
                     ("kname", c(t, "kernelName")),
                 ];
-                parts.push(member(fam, t, &cols, "", ""));
+                parts.push(member(fam, t, &cols, Vec::new(), None));
             }
         }
     }
     if parts.is_empty() {
         return None;
     }
-    let union: Vec<&str> = parts.iter().map(|(m, _)| m.sql.as_str()).collect();
+    let union: Vec<String> = parts.iter().map(|(m, _)| m.select.sql()).collect();
     let sql = format!(
         "SELECT fam, start, end, globalTid, {cols}, LEAD(start) OVER (PARTITION BY globalTid ORDER BY start, fam, rid) \
          FROM ({union}) ORDER BY start, fam, rid",
@@ -203,16 +203,16 @@ pub fn query(
     // The MPI wait member groups rows (one per request): only the SQL path reads it.
     let partitioned = (!parts.iter().any(|(_, grouped)| *grouped)).then(|| Spec {
         kind: CursorKind::Host,
-        order: "start".into(),
+        order: Expr::out("start"),
         aux: None,
         source,
         what: WHAT_ALL,
-        partition: vec!["globalTid".to_owned()],
+        partition: vec![Expr::out("globalTid")],
         columns: ["fam", "start", "end", "globalTid"]
             .into_iter()
             .chain(UNION.iter().copied())
-            .chain(["NULL"])
-            .map(String::from)
+            .map(Expr::out)
+            .chain([Expr::Null])
             .collect(),
         members: parts.into_iter().map(|(m, _)| m).collect(),
     });
@@ -228,12 +228,10 @@ pub fn query(
 
 /// OSRT_API also holds start/stop markers of the OS runtime tracer (eventClass 31/32, named
 /// `[Unknown]`, on a pseudo-thread 0): they are not calls.
-pub fn osrt_filter(schema: &Schema) -> String {
-    if schema.has_column("OSRT_API", "eventClass") {
-        "AND (eventClass IS NULL OR eventClass NOT IN (31, 32))".to_owned()
-    } else {
-        String::new()
-    }
+pub fn osrt_filter(schema: &Schema) -> Option<Cond> {
+    schema
+        .has_column("OSRT_API", "eventClass")
+        .then(|| Cond::NullOrNotIn("eventClass".into(), vec![31, 32]))
 }
 
 const WHAT: &str = "host calls";

@@ -19,6 +19,7 @@ use rusqlite::Connection;
 use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Fields, Query, SourceCx};
 use super::ids::process_key;
 use super::partitioned::{Member, PartitionedRows, Spec, Survey};
+use super::select::{Expr, Select, Val};
 use super::Schema;
 use crate::error::{Error, Result};
 use crate::model::{Link, LinkKind, Record};
@@ -33,20 +34,32 @@ const TARGETS: [(i64, Family); 4] = [
 ];
 
 /// One member per GPU table: `tbl` (its index in [`TARGETS`]) and `rid` break ties.
-fn gpu_parts(schema: &Schema, families: &BTreeSet<Family>) -> Vec<(usize, String)> {
+fn gpu_parts(schema: &Schema, families: &BTreeSet<Family>) -> Vec<(usize, Select)> {
     TARGETS
         .iter()
         .enumerate()
         .filter(|(_, (_, f))| families.contains(f))
         .map(|(tbl, (fam, f))| {
             let t = f.table();
-            let bytes = if *fam == 0 || !schema.has_column(t, "bytes") { "NULL".to_owned() } else { schema.col_or_null(t, "bytes") };
-            let sql = format!(
-                "SELECT {fam} AS fam, {tbl} AS tbl, rowid AS rid, start, globalPid, deviceId, {ctx} AS ctx, streamId, correlationId, \
-                 {bytes} AS bytes FROM {t} WHERE start IS NOT NULL AND correlationId IS NOT NULL",
-                ctx = schema.col_or_null(t, "contextId"),
-            );
-            (tbl, sql)
+            let bytes = if *fam == 0 {
+                Val::Null
+            } else {
+                Val::col_or_null(schema, t, "bytes")
+            };
+            let select = Select::new(t)
+                .output("fam", Val::Int(*fam))
+                .output("tbl", Val::Int(tbl as i64))
+                .output("rid", Val::Rowid)
+                .output("start", Val::col("start"))
+                .output("globalPid", Val::col("globalPid"))
+                .output("deviceId", Val::col("deviceId"))
+                .output("ctx", Val::col_or_null(schema, t, "contextId"))
+                .output("streamId", Val::col("streamId"))
+                .output("correlationId", Val::col("correlationId"))
+                .output("bytes", bytes)
+                .not_null("start")
+                .not_null("correlationId");
+            (tbl, select)
         })
         .collect()
 }
@@ -59,7 +72,7 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
     if parts.is_empty() {
         return None;
     }
-    let union: Vec<&str> = parts.iter().map(|(_, sql)| sql.as_str()).collect();
+    let union: Vec<String> = parts.iter().map(|(_, select)| select.sql()).collect();
     let sql = format!(
         "SELECT r.start, r.globalTid, g.start, g.globalPid, g.deviceId, COALESCE(g.ctx, 0), g.streamId, g.bytes, g.fam \
          FROM ({}) g JOIN {api} r ON r.correlationId = g.correlationId AND (r.globalTid >> 24) = (g.globalPid >> 24) \
@@ -69,40 +82,46 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
     );
     let api = Spec {
         kind: CursorKind::Link,
-        order: "start".into(),
-        aux: Some("correlationId".into()),
+        order: Expr::out("start"),
+        aux: Some(Expr::out("correlationId")),
         source,
         what: WHAT,
         members: vec![Member {
             fam: 0,
-            sql: format!(
-                "SELECT rowid AS rid, start, globalTid, correlationId FROM {} \
-                 WHERE start IS NOT NULL AND globalTid IS NOT NULL AND correlationId IS NOT NULL",
-                Family::CudaApi.table()
-            ),
+            select: Select::new(Family::CudaApi.table())
+                .output("rid", Val::Rowid)
+                .output("start", Val::col("start"))
+                .output("globalTid", Val::col("globalTid"))
+                .output("correlationId", Val::col("correlationId"))
+                .not_null("start")
+                .not_null("globalTid")
+                .not_null("correlationId"),
             present: vec![true],
         }],
-        partition: vec!["globalTid".into()],
-        columns: vec!["globalTid".into()],
+        partition: vec![Expr::out("globalTid")],
+        columns: vec![Expr::out("globalTid")],
     };
     let gpu = Spec {
         kind: CursorKind::Link,
-        order: "correlationId".into(),
+        order: Expr::out("correlationId"),
         aux: None,
         source,
         what: WHAT,
         members: parts
             .into_iter()
-            .map(|(tbl, sql)| Member {
+            .map(|(tbl, select)| Member {
                 fam: tbl as i64,
-                sql,
+                select,
                 present: vec![true; 4],
             })
             .collect(),
-        partition: ["globalPid", "deviceId", "COALESCE(ctx, 0)", "streamId"]
-            .map(String::from)
-            .to_vec(),
-        columns: ["start", "bytes", "fam", "tbl"].map(String::from).to_vec(),
+        partition: vec![
+            Expr::out("globalPid"),
+            Expr::out("deviceId"),
+            Expr::Coalesce("ctx".into(), 0),
+            Expr::out("streamId"),
+        ],
+        columns: ["start", "bytes", "fam", "tbl"].map(Expr::out).to_vec(),
     };
     Some(Query {
         kind: CursorKind::Link,

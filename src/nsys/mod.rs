@@ -29,6 +29,7 @@ pub mod nvtx;
 pub mod partitioned;
 pub mod sched;
 pub mod schema;
+pub mod select;
 pub mod strings;
 
 pub use export::Export;

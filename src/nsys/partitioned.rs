@@ -34,6 +34,7 @@ use rusqlite::Connection;
 
 use super::cursor::{BufferedRow, CursorKind};
 use super::interleave::{scan_all, RowScan};
+use super::select::{Expr, Select};
 use crate::error::{Error, Result};
 use crate::FastMap;
 
@@ -43,7 +44,7 @@ pub struct Member {
     pub fam: i64,
     /// A `SELECT` that gives `rid` (the rowid), the order column, the partition columns and the
     /// columns of [`Spec::columns`]; plain (no `GROUP BY`), so that a rowid range is a B-tree seek.
-    pub sql: String,
+    pub select: Select,
     /// Per column of [`Spec::columns`]: false where this member always gives NULL (not fetched).
     pub present: Vec<bool>,
 }
@@ -55,14 +56,14 @@ pub struct Spec {
     pub what: &'static str,
     pub members: Vec<Member>,
     /// Expressions over a member's output that name the resource (the SQL path's `PARTITION BY`).
-    pub partition: Vec<String>,
+    pub partition: Vec<Expr>,
     /// The columns the decoder reads, in its order: expressions over a member's output.
-    pub columns: Vec<String>,
+    pub columns: Vec<Expr>,
     /// The column rows are ordered by (then family, then rowid): `start` for time order.
-    pub order: String,
+    pub order: Expr,
     /// A column that must increase strictly along each run (the survey declines otherwise), so
     /// that [`PartitionedRows::aux_floor`] bounds what a resource's remaining rows hold.
-    pub aux: Option<String>,
+    pub aux: Option<Expr>,
 }
 
 /// Up to four integer-or-NULL parts (stream: process, device, context, stream; thread: tid).
@@ -229,12 +230,13 @@ fn surveyable(spec: &Spec) -> bool {
 
 /// The scan of member `m`: rowid, order, aux and partition columns, in rowid order.
 fn member_scan_sql(spec: &Spec, m: usize) -> String {
+    let partition: Vec<String> = spec.partition.iter().map(Expr::sql).collect();
     format!(
         "SELECT rid, {}, {}, {} FROM ({}) ORDER BY rid",
-        spec.order,
-        spec.aux.as_deref().unwrap_or("NULL"),
-        spec.partition.join(", "),
-        spec.members[m].sql
+        spec.order.sql(),
+        spec.aux.as_ref().map_or("NULL".into(), Expr::sql),
+        partition.join(", "),
+        spec.members[m].select.sql()
     )
 }
 
@@ -483,7 +485,7 @@ impl<'c> PartitionedRows<'c> {
             .partition
             .iter()
             .enumerate()
-            .map(|(i, p)| format!("({p}) IS ?{}", i + 1))
+            .map(|(i, p)| format!("({}) IS ?{}", p.sql(), i + 1))
             .collect();
         let fetched: Vec<Vec<usize>> = spec
             .members
@@ -494,18 +496,21 @@ impl<'c> PartitionedRows<'c> {
                     .collect()
             })
             .collect();
-        let aux = spec.aux.as_deref().unwrap_or("NULL");
+        let aux = spec.aux.as_ref().map_or("NULL".into(), Expr::sql);
         let fetch_sql = spec
             .members
             .iter()
             .zip(&fetched)
             .map(|(m, cols)| {
-                let list: Vec<&str> =
-                    cols.iter().map(|&i| spec.columns[i].as_str()).chain([spec.order.as_str(), "rid", aux]).collect();
+                let list: Vec<String> = cols
+                    .iter()
+                    .map(|&i| spec.columns[i].sql())
+                    .chain([spec.order.sql(), "rid".into(), aux.clone()])
+                    .collect();
                 format!(
                     "SELECT {} FROM ({}) WHERE {} AND rid >= ?{} AND rid <= ?{} ORDER BY rid LIMIT ?{}",
                     list.join(", "),
-                    m.sql,
+                    m.select.sql(),
                     filter.join(" AND "),
                     key_len + 1,
                     key_len + 2,
@@ -522,11 +527,7 @@ impl<'c> PartitionedRows<'c> {
             fams: spec.members.iter().map(|m| m.fam).collect(),
             fetch_sql,
             fetched,
-            columns: spec
-                .columns
-                .iter()
-                .map(|c| c.trim_matches('"').to_owned())
-                .collect(),
+            columns: spec.columns.iter().map(|c| c.name().to_owned()).collect(),
             open: (0..survey.runs.len()).map(|_| None).collect(),
             head_aux: survey.runs.iter().map(|run| run.first_aux).collect(),
             frontier: (0..survey.keys.len()).map(|_| BinaryHeap::new()).collect(),

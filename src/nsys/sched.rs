@@ -5,6 +5,7 @@
 
 use super::cursor::{int, CursorKind, Fields, Partitioned, Query, SourceCx};
 use super::partitioned::{Member, Spec};
+use super::select::{Expr, Select, Val};
 use crate::error::Result;
 use crate::model::{CpuRun, Ns, Record};
 
@@ -14,8 +15,16 @@ pub const TABLE: &str = "SCHED_EVENTS";
 /// the partitioned reader fills it in), cpu, globalTid, isSchedIn.
 const COLUMNS: &str = "start, nxt, cpu, globalTid, isSchedIn";
 
-fn member() -> String {
-    format!("SELECT rowid AS rid, start, NULL AS nxt, isSchedIn, cpu, globalTid FROM {TABLE} WHERE start IS NOT NULL AND globalTid IS NOT NULL")
+fn member() -> Select {
+    Select::new(TABLE)
+        .output("rid", Val::Rowid)
+        .output("start", Val::col("start"))
+        .output("nxt", Val::Null)
+        .output("isSchedIn", Val::col("isSchedIn"))
+        .output("cpu", Val::col("cpu"))
+        .output("globalTid", Val::col("globalTid"))
+        .not_null("start")
+        .not_null("globalTid")
 }
 
 pub fn query(source: usize) -> Query {
@@ -38,17 +47,17 @@ pub fn query(source: usize) -> Query {
 pub fn spec(source: usize) -> Spec {
     Spec {
         kind: CursorKind::Sched,
-        order: "start".into(),
+        order: Expr::out("start"),
         aux: None,
         source,
         what: "CPU scheduling",
         members: vec![Member {
             fam: 0,
-            sql: member(),
+            select: member(),
             present: COLUMNS.split(", ").map(|c| c != "nxt").collect(),
         }],
-        partition: vec!["globalTid".into()],
-        columns: COLUMNS.split(", ").map(String::from).collect(),
+        partition: vec![Expr::out("globalTid")],
+        columns: COLUMNS.split(", ").map(Expr::out).collect(),
     }
 }
 
