@@ -154,6 +154,20 @@ pub struct Options {
     /// Whether reading runs on a thread of its own (native builds only; same output either way).
     #[serde(default)]
     pub read_ahead: ReadAhead,
+    /// How the sort-free readers read their tables (same output either way; see nsys/direct.rs).
+    #[serde(default)]
+    pub read_pages: ReadPages,
+}
+
+/// Whether the sort-free readers read table pages themselves or through SQLite.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadPages {
+    /// The direct reader of the file format, where a table and query allow it (src/sqlfile).
+    #[default]
+    Auto,
+    /// Every row through SQLite (the reference the direct reader is tested against).
+    Sqlite,
 }
 
 /// Whether the pass reads on a second thread while the sinks write (see pipeline/threaded.rs).
@@ -290,6 +304,17 @@ impl FromStr for ReadOrder {
     }
 }
 
+impl FromStr for ReadPages {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(ReadPages::Auto),
+            "sqlite" => Ok(ReadPages::Sqlite),
+            _ => Err(format!("'{s}' is not auto or sqlite")),
+        }
+    }
+}
+
 impl FromStr for ReadAhead {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -324,6 +349,7 @@ impl Default for Options {
             min_duration: BTreeMap::new(),
             read_order: ReadOrder::Auto,
             read_ahead: ReadAhead::Auto,
+            read_pages: ReadPages::Auto,
         }
     }
 }

@@ -271,37 +271,55 @@ fn interleaved_tables(path: &Path) {
 
 #[test]
 fn scans_side_by_side_read_the_file_once_between_them() {
-    use prvsight::nsys::interleave::{scan_all, RowScan};
+    use prvsight::nsys::direct::{scan_step, Plan};
+    use prvsight::nsys::interleave::{scan_all, RowScan, Scan};
+    use prvsight::nsys::select::{Select, Val};
+    use prvsight::sqlfile::Pager;
+    use std::rc::Rc;
     let path =
         std::env::temp_dir().join(format!("prvsight-interleave-{}.sqlite", std::process::id()));
     interleaved_tables(&path);
     let blocks = std::fs::metadata(&path).unwrap().len().div_ceil(64 << 10);
-    // Loads of 64 KiB blocks (4 held) for the three scans, and the sums they computed.
-    let run = |together: bool| -> (u64, Vec<i64>) {
-        let label = if together {
-            "together.sqlite"
-        } else {
-            "apart.sqlite"
-        };
+    // Loads of 64 KiB blocks (4 held) for the three scans, and the sums they computed; the scans
+    // through SQLite, or by the direct reader of the file format (its pages come through the
+    // same VFS, whose position the side-by-side scans follow).
+    let run = |together: bool, direct: bool| -> (u64, Vec<i64>) {
+        let label = format!("together-{together}-direct-{direct}.sqlite");
         let config = CacheConfig {
             block_bytes: 64 << 10,
             blocks: 4,
         };
-        let conn = vfs::open_connection(label, Box::new(FileSource::open(&path).unwrap()), config)
+        let conn = vfs::open_connection(&label, Box::new(FileSource::open(&path).unwrap()), config)
             .unwrap();
         // SQLite's own page cache kept small as well (it would otherwise hold the whole file).
         conn.execute_batch("PRAGMA cache_size = -64").unwrap();
+        let pager = Rc::new(Pager::new(&conn).unwrap().unwrap());
         let mut sums = vec![0i64; 3];
         let scans = sums
             .iter_mut()
             .zip(["a", "b", "c"])
-            .map(|(sum, t)| RowScan {
-                conn: &conn,
-                sql: format!("SELECT v FROM {t}"),
-                row: Box::new(move |r| {
-                    *sum += r.get::<_, i64>(0)?;
-                    Ok(true)
-                }),
+            .map(|(sum, t)| {
+                if direct {
+                    let query = Select::new(t).output("v", Val::col("v"));
+                    let plan = Plan::compile(&conn, &query).unwrap().unwrap();
+                    Scan::Steps(scan_step(pager.clone(), plan, move |r| {
+                        use prvsight::nsys::cursor::Fields;
+                        let rusqlite::types::ValueRef::Integer(v) = r.expect("a sound file").value(0)? else {
+                            panic!("v is an integer")
+                        };
+                        *sum += v;
+                        Ok(true)
+                    }))
+                } else {
+                    Scan::Query(RowScan {
+                        conn: &conn,
+                        sql: format!("SELECT v FROM {t}"),
+                        row: Box::new(move |r| {
+                            *sum += r.get::<_, i64>(0)?;
+                            Ok(true)
+                        }),
+                    })
+                }
             })
             .collect::<Vec<_>>();
         if together {
@@ -311,19 +329,22 @@ fn scans_side_by_side_read_the_file_once_between_them() {
                 assert!(scan_all(vec![scan])[0].is_ok());
             }
         }
+        drop(pager);
         drop(conn);
-        (vfs::closed_stats(label).unwrap().source_reads, sums)
+        (vfs::closed_stats(&label).unwrap().source_reads, sums)
     };
-    let (apart, sums_apart) = run(false);
-    let (together, sums_together) = run(true);
+    for direct in [false, true] {
+        let (apart, sums_apart) = run(false, direct);
+        let (together, sums_together) = run(true, direct);
+        let expect = (0..3_000i64).sum::<i64>();
+        assert_eq!(sums_apart, [expect; 3]);
+        assert_eq!(sums_together, [expect; 3]);
+        // One after the other: the file three times over. Side by side: about once.
+        assert!(apart >= 3 * blocks - 3, "{apart} loads of {blocks} blocks (direct: {direct})");
+        assert!(
+            together <= blocks + blocks / 4,
+            "{together} loads of {blocks} blocks (direct: {direct})"
+        );
+    }
     let _ = std::fs::remove_file(&path);
-    let expect = (0..3_000i64).sum::<i64>();
-    assert_eq!(sums_apart, [expect; 3]);
-    assert_eq!(sums_together, [expect; 3]);
-    // One after the other: the file three times over. Side by side: about once.
-    assert!(apart >= 3 * blocks - 3, "{apart} loads of {blocks} blocks");
-    assert!(
-        together <= blocks + blocks / 4,
-        "{together} loads of {blocks} blocks"
-    );
 }

@@ -138,6 +138,10 @@ mod cli {
         /// for testing and benchmarks.
         #[arg(long = "read-ahead", default_value = "auto", hide = true)]
         pub read_ahead: String,
+        /// Read table pages directly (auto) or every row through SQLite (sqlite). The output is
+        /// the same; for testing and benchmarks.
+        #[arg(long = "read-pages", default_value = "auto", hide = true)]
+        pub read_pages: String,
     }
 
     impl Selection {
@@ -160,6 +164,8 @@ mod cli {
                 .map_err(|e| Error::Usage(format!("--read-order: {e}")))?;
             o.read_ahead = (self.read_ahead.parse())
                 .map_err(|e| Error::Usage(format!("--read-ahead: {e}")))?;
+            o.read_pages = (self.read_pages.parse())
+                .map_err(|e| Error::Usage(format!("--read-pages: {e}")))?;
             Ok(o)
         }
     }

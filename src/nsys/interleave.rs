@@ -15,7 +15,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use rusqlite::{Connection, Row};
+use rusqlite::{Connection, Row, Statement};
 
 use crate::vfs;
 
@@ -71,16 +71,35 @@ pub struct RowScan<'a> {
     pub row: TakeRow<'a>,
 }
 
-/// Runs the queries side by side (see [`run_all`]); how each ended, in their order.
-pub fn scan_all(scans: Vec<RowScan<'_>>) -> Vec<rusqlite::Result<()>> {
-    let (mut statements, mut consumers): (Vec<_>, Vec<_>) = scans
+/// A scan to make side by side with others.
+pub enum Scan<'a> {
+    /// Through SQLite.
+    Query(RowScan<'a>),
+    /// One that steps itself (the direct reader of the file format, nsys/direct.rs).
+    Steps(Step<'a, rusqlite::Error>),
+}
+
+/// Runs the scans side by side (see [`run_all`]); how each ended, in their order.
+pub fn scan_all(scans: Vec<Scan<'_>>) -> Vec<rusqlite::Result<()>> {
+    enum Ready<'a> {
+        Query(rusqlite::Result<Statement<'a>>, TakeRow<'a>),
+        Steps(Option<Step<'a, rusqlite::Error>>),
+    }
+    // Statements first: the steps borrow them.
+    let mut ready: Vec<Ready> = scans
         .into_iter()
-        .map(|s| (s.conn.prepare(&s.sql), s.row))
-        .unzip();
-    let steps: Vec<Step<'_, rusqlite::Error>> = statements
+        .map(|s| match s {
+            Scan::Query(q) => Ready::Query(q.conn.prepare(&q.sql), q.row),
+            Scan::Steps(step) => Ready::Steps(Some(step)),
+        })
+        .collect();
+    let steps: Vec<Step<'_, rusqlite::Error>> = ready
         .iter_mut()
-        .zip(consumers.iter_mut())
-        .map(|(st, row)| -> Step<'_, rusqlite::Error> {
+        .map(|r| -> Step<'_, rusqlite::Error> {
+            let (st, row) = match r {
+                Ready::Steps(step) => return step.take().expect("each scan is stepped once"),
+                Ready::Query(st, row) => (st, row),
+            };
             let rows = match st {
                 Ok(st) => st.query([]),
                 // Its place is not read again: move the error out.

@@ -19,7 +19,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Statement};
 
 use super::cursor::{BufferedRow, Fields};
-use super::interleave::RowScan;
+use super::interleave::{RowScan, Scan};
 use crate::error::{Error, Result};
 use crate::{FastMap, FastSet};
 
@@ -100,12 +100,12 @@ impl KeyScan {
         }
     }
 
-    pub fn scan<'a>(&'a mut self, conn: &'a Connection, spec: &KeySpec) -> RowScan<'a> {
-        RowScan {
+    pub fn scan<'a>(&'a mut self, conn: &'a Connection, spec: &KeySpec) -> Scan<'a> {
+        Scan::Query(RowScan {
             conn,
             sql: spec.key_sql.clone(),
             row: Box::new(move |r| self.row(r)),
-        }
+        })
     }
 
     /// Takes one row (`start, end, rowid`); false when the reader declines.

@@ -254,6 +254,7 @@ impl<'c> LinkJoin<'c> {
         gpu: &Spec,
         calls: Survey,
         ops: Survey,
+        pager: Option<std::rc::Rc<crate::sqlfile::Pager<'c>>>,
     ) -> LinkJoin<'c> {
         let ops = ops
             .split_by(|k| k[0].map(|gpid| gpid >> 24))
@@ -263,7 +264,7 @@ impl<'c> LinkJoin<'c> {
                     (
                         pk,
                         ProcessOps {
-                            rows: PartitionedRows::new(conn, gpu, s),
+                            rows: PartitionedRows::new(conn, gpu, s, pager.clone()),
                             ahead: None,
                             waiting: BTreeMap::new(),
                         },
@@ -278,7 +279,7 @@ impl<'c> LinkJoin<'c> {
             }
         }
         LinkJoin {
-            calls: PartitionedRows::new(conn, api, calls),
+            calls: PartitionedRows::new(conn, api, calls, pager),
             threads_of,
             ops,
             out: VecDeque::new(),

@@ -15,6 +15,7 @@
 //! per-resource state.
 
 pub mod cursor;
+pub mod direct;
 pub mod discover;
 pub mod export;
 pub mod gpu;

@@ -32,9 +32,11 @@ use std::rc::Rc;
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
-use super::cursor::{BufferedRow, CursorKind};
-use super::interleave::{scan_all, RowScan};
+use super::cursor::{BufferedRow, CursorKind, Fields};
+use super::direct::{same_number, scan_step, Plan, Row as DirectRow};
+use super::interleave::{scan_all, RowScan, Scan};
 use super::select::{Expr, Select};
+use crate::sqlfile::{Pager, Record, TableCursor};
 use crate::error::{Error, Result};
 use crate::FastMap;
 
@@ -114,6 +116,26 @@ struct OpenRun {
     last_order: i64,
 }
 
+impl OpenRun {
+    /// Buffers a fetched row; `Err` when it is not what the survey's scan saw there (see
+    /// [`Run::rows`]).
+    fn take(&mut self, f: &Fetch, order: i64, rid: i64, aux: Option<i64>, row: BufferedRow) -> Result<(), ()> {
+        if rid < f.lo || rid > f.hi || order < self.last_order {
+            return Err(());
+        }
+        self.last_order = order;
+        self.fetched += 1;
+        self.next_lo = rid.saturating_add(1);
+        self.rows.push_back(Buffered {
+            order,
+            rid,
+            aux,
+            row,
+        });
+        Ok(())
+    }
+}
+
 /// A fetched row with its order value, rowid and aux value.
 struct Buffered {
     order: i64,
@@ -171,10 +193,12 @@ pub struct SurveyScans<'s> {
     spec: &'s Spec,
     /// One per member; none when the spec cannot be surveyed.
     members: Vec<MemberSurvey>,
+    /// Whether members are scanned by the direct reader where they compile (nsys/direct.rs).
+    direct: bool,
 }
 
 impl<'s> SurveyScans<'s> {
-    pub fn new(spec: &'s Spec) -> SurveyScans<'s> {
+    pub fn new(spec: &'s Spec, direct: bool) -> SurveyScans<'s> {
         let members = if surveyable(spec) {
             (0..spec.members.len())
                 .map(|m| MemberSurvey::new(spec, m))
@@ -182,18 +206,44 @@ impl<'s> SurveyScans<'s> {
         } else {
             Vec::new()
         };
-        SurveyScans { spec, members }
+        SurveyScans {
+            spec,
+            members,
+            direct,
+        }
     }
 
-    /// The members' scans over `conn`, in member order.
-    pub fn scans<'a>(&'a mut self, conn: &'a Connection) -> Vec<RowScan<'a>> {
+    /// The members' scans over `conn`, in member order: by the direct reader where the member
+    /// compiles for it, else through SQLite (the same rows either way).
+    pub fn scans<'a>(&'a mut self, conn: &'a Connection) -> Vec<Scan<'a>> {
         let spec = self.spec;
+        let pager = self
+            .direct
+            .then(|| Pager::new(conn).ok().flatten().map(Rc::new))
+            .flatten();
         self.members
             .iter_mut()
-            .map(|scan| RowScan {
-                conn,
-                sql: member_scan_sql(spec, scan.member),
-                row: Box::new(move |r| scan.row(r)),
+            .map(|scan| {
+                let plan = pager.as_ref().and_then(|pager| {
+                    let query = survey_query(spec, scan.member)?;
+                    Some((pager.clone(), Plan::compile(conn, &query).ok()??))
+                });
+                match plan {
+                    // A page that breaks the format: SQLite reads the table instead (it reads
+                    // some damage without noticing; the survey's own checks may then decline).
+                    Some((pager, plan)) => Scan::Steps(scan_step(pager, plan, move |r| match r {
+                        Ok(row) => scan.row(row),
+                        Err(_) => {
+                            scan.declined = true;
+                            Ok(false)
+                        }
+                    })),
+                    None => Scan::Query(RowScan {
+                        conn,
+                        sql: member_scan_sql(spec, scan.member),
+                        row: Box::new(move |r| scan.row(r)),
+                    }),
+                }
             })
             .collect()
     }
@@ -217,8 +267,8 @@ impl<'s> SurveyScans<'s> {
 }
 
 /// A survey made on its own (its members' scans side by side).
-pub fn survey(conn: &Connection, spec: &Spec) -> rusqlite::Result<Option<Survey>> {
-    let mut survey = SurveyScans::new(spec);
+pub fn survey(conn: &Connection, spec: &Spec, direct: bool) -> rusqlite::Result<Option<Survey>> {
+    let mut survey = SurveyScans::new(spec, direct);
     let ended = scan_all(survey.scans(conn));
     survey.finish(ended)
 }
@@ -238,6 +288,18 @@ fn member_scan_sql(spec: &Spec, m: usize) -> String {
         partition.join(", "),
         spec.members[m].select.sql()
     )
+}
+
+/// What the survey of member `m` reads, in the order of [`member_scan_sql`]'s columns (rid,
+/// order, aux, partition), as a query of its own table.
+fn survey_query(spec: &Spec, m: usize) -> Option<Select> {
+    let rid = Expr::out("rid");
+    let aux = spec.aux.clone().unwrap_or(Expr::Null);
+    let exprs: Vec<&Expr> = [&rid, &spec.order, &aux]
+        .into_iter()
+        .chain(&spec.partition)
+        .collect();
+    spec.members[m].select.project(&exprs)
 }
 
 /// One member's scan in progress: its runs, over its own resource numbering (in order of first
@@ -282,26 +344,37 @@ impl MemberSurvey {
         }
     }
 
+    /// Takes the next row of the scan (`rid, order, aux, partition…`); false when the survey
+    /// declines (no more rows needed).
+    fn row<R: Fields + ?Sized>(&mut self, row: &R) -> rusqlite::Result<bool> {
+        let ValueRef::Integer(rid) = row.value(0)? else {
+            self.declined = true;
+            return Ok(false);
+        };
+        let mut key = [ValueRef::Null; 4];
+        for (i, k) in key.iter_mut().enumerate().take(self.partition_len) {
+            *k = row.value(i + 3)?;
+        }
+        Ok(self.take(rid, row.value(1)?, row.value(2)?, &key))
+    }
+
     /// Takes the next row of the scan; false when the survey declines (no more rows needed).
-    fn row(&mut self, row: &rusqlite::Row) -> rusqlite::Result<bool> {
+    fn take(&mut self, rid: i64, order: ValueRef, aux: ValueRef, parts: &[ValueRef; 4]) -> bool {
         let declined = |s: &mut MemberSurvey| {
             s.declined = true;
-            Ok(false)
+            false
         };
-        let ValueRef::Integer(rid) = row.get_ref(0)? else {
+        let ValueRef::Integer(order) = order else {
             return declined(self);
         };
-        let ValueRef::Integer(order) = row.get_ref(1)? else {
-            return declined(self);
-        };
-        let aux = match row.get_ref(2)? {
+        let aux = match aux {
             ValueRef::Integer(v) => Some(v),
             ValueRef::Null if !self.aux => None,
             _ => return declined(self),
         };
         let mut key: Key = [None; 4];
-        for (i, k) in key.iter_mut().enumerate().take(self.partition_len) {
-            *k = match row.get_ref(i + 3)? {
+        for (k, part) in key.iter_mut().zip(parts).take(self.partition_len) {
+            *k = match *part {
                 ValueRef::Null => None,
                 ValueRef::Integer(v) => Some(v),
                 _ => return declined(self),
@@ -356,7 +429,7 @@ impl MemberSurvey {
                 });
             }
         }
-        Ok(true)
+        true
     }
 
     /// Its runs, or `None` when it declined.
@@ -476,10 +549,77 @@ pub struct PartitionedRows<'c> {
     ///
     /// [`recycle`]: Self::recycle
     spare: Vec<BufferedRow>,
+    /// The members fetched by the direct reader of the file format (nsys/direct.rs).
+    direct: Option<DirectFetch<'c>>,
+}
+
+/// Fetches by the direct reader: its pager, and per member its plan and cursor (`None`: that
+/// member is fetched through SQL).
+struct DirectFetch<'c> {
+    pager: Rc<Pager<'c>>,
+    members: Vec<Option<(Plan, TableCursor)>>,
+    record: Record,
+}
+
+impl<'c> DirectFetch<'c> {
+    /// Where at least one member compiles for the direct reader. Each member's query gives its
+    /// fetched columns, then order, rid, aux and the partition (see [`fetch_query`]).
+    fn new(
+        conn: &'c Connection,
+        spec: &Spec,
+        fetched: &[Vec<usize>],
+        pager: Rc<Pager<'c>>,
+    ) -> Option<DirectFetch<'c>> {
+        let members: Vec<Option<(Plan, TableCursor)>> = (0..spec.members.len())
+            .map(|m| {
+                let query = fetch_query(spec, m, &fetched[m])?;
+                let plan = Plan::compile(conn, &query).ok()??;
+                let cursor = TableCursor::new(plan.table.root);
+                Some((plan, cursor))
+            })
+            .collect();
+        members.iter().any(Option::is_some).then(|| DirectFetch {
+            pager,
+            members,
+            record: Record::default(),
+        })
+    }
+}
+
+/// What the direct fetch of member `m` reads: its `fetched` columns, order, rid, aux, then the
+/// partition, as a query of its own table.
+fn fetch_query(spec: &Spec, m: usize, fetched: &[usize]) -> Option<Select> {
+    let rid = Expr::out("rid");
+    let aux = spec.aux.clone().unwrap_or(Expr::Null);
+    let exprs: Vec<&Expr> = fetched
+        .iter()
+        .map(|&i| &spec.columns[i])
+        .chain([&spec.order, &rid, &aux])
+        .chain(&spec.partition)
+        .collect();
+    spec.members[m].select.project(&exprs)
+}
+
+/// What a fetch of a run's next rows needs to know.
+struct Fetch {
+    member: usize,
+    key: Key,
+    /// Rowids from `lo` to `hi`, at most `batch` rows.
+    lo: i64,
+    hi: i64,
+    batch: usize,
 }
 
 impl<'c> PartitionedRows<'c> {
-    pub fn new(conn: &'c Connection, spec: &Spec, survey: Survey) -> Self {
+    /// The reader of `spec`'s surveyed runs. With the pager of `conn`'s file, members are fetched
+    /// by the direct reader of the file format where they compile for it (the same rows either
+    /// way).
+    pub fn new(
+        conn: &'c Connection,
+        spec: &Spec,
+        survey: Survey,
+        pager: Option<Rc<Pager<'c>>>,
+    ) -> Self {
         let key_len = spec.partition.len();
         let filter: Vec<String> = spec
             .partition
@@ -536,8 +676,10 @@ impl<'c> PartitionedRows<'c> {
             max_batch: (ROW_BUDGET / most_overlapping(&survey.runs).max(1))
                 .clamp(FIRST_BATCH, MAX_BATCH),
             spare: Vec::new(),
+            direct: None,
             survey,
         };
+        rows.direct = pager.and_then(|pager| DirectFetch::new(conn, spec, &rows.fetched, pager));
         for (r, run) in rows.survey.runs.iter().enumerate() {
             let p = run.partition;
             rows.frontier[p].push(Reverse((run.first_order, rows.fams[run.member], run.lo, r)));
@@ -585,27 +727,49 @@ impl<'c> PartitionedRows<'c> {
         if !o.rows.is_empty() || o.done {
             return Ok(());
         }
-        let (member, key, lo, hi, batch, expected) = (
-            run.member,
-            self.survey.keys[run.partition],
-            o.next_lo,
-            run.hi,
-            o.batch,
-            run.rows,
-        );
+        let fetch = Fetch {
+            member: run.member,
+            key: self.survey.keys[run.partition],
+            lo: o.next_lo,
+            hi: run.hi,
+            batch: o.batch,
+        };
+        let expected = run.rows;
+        let direct = self
+            .direct
+            .as_ref()
+            .is_some_and(|d| d.members[fetch.member].is_some());
+        let got = if direct {
+            self.fetch_direct(r, &fetch, file)?
+        } else {
+            self.fetch_sql(r, &fetch, file)?
+        };
+        let o = self.open[r].as_mut().expect("opened above");
+        if got < fetch.batch {
+            o.done = true;
+            if o.fetched != expected {
+                return Err(damaged(file, self.what));
+            }
+        }
+        o.batch = (fetch.batch * 2).min(self.max_batch);
+        Ok(())
+    }
+
+    /// Fetches a run's next rows through SQLite; returns how many it got.
+    fn fetch_sql(&mut self, r: usize, f: &Fetch, file: &str) -> Result<usize> {
         let (conn, what) = (self.conn, self.what);
         let read = |e| Error::read(file, what, e);
-        let mut st = conn.prepare_cached(&self.fetch_sql[member]).map_err(read)?;
-        for (i, k) in key.iter().take(self.key_len).enumerate() {
+        let mut st = conn.prepare_cached(&self.fetch_sql[f.member]).map_err(read)?;
+        for (i, k) in f.key.iter().take(self.key_len).enumerate() {
             st.raw_bind_parameter(i + 1, k).map_err(read)?;
         }
-        st.raw_bind_parameter(self.key_len + 1, lo).map_err(read)?;
-        st.raw_bind_parameter(self.key_len + 2, hi).map_err(read)?;
-        st.raw_bind_parameter(self.key_len + 3, batch as i64)
+        st.raw_bind_parameter(self.key_len + 1, f.lo).map_err(read)?;
+        st.raw_bind_parameter(self.key_len + 2, f.hi).map_err(read)?;
+        st.raw_bind_parameter(self.key_len + 3, f.batch as i64)
             .map_err(read)?;
-        let (columns, fetched) = (&self.columns, &self.fetched[member]);
+        let (columns, fetched) = (&self.columns, &self.fetched[f.member]);
         let n = fetched.len();
-        let o = self.open[r].as_mut().expect("opened above");
+        let o = self.open[r].as_mut().expect("opened by fill");
         let mut q = st.raw_query();
         let mut got = 0usize;
         while let Some(row) = q.next().map_err(read)? {
@@ -620,29 +784,65 @@ impl<'c> PartitionedRows<'c> {
             let order: i64 = row.get(n).map_err(read)?;
             let rid: i64 = row.get(n + 1).map_err(read)?;
             let aux: Option<i64> = row.get(n + 2).map_err(read)?;
-            // What the survey's scan saw must be what the seek reads (see Run::rows).
-            if rid < lo || rid > hi || order < o.last_order {
-                return Err(damaged(file, what));
-            }
-            o.last_order = order;
-            o.fetched += 1;
-            o.next_lo = rid.saturating_add(1);
-            o.rows.push_back(Buffered {
-                order,
-                rid,
-                aux,
-                row: buffered,
-            });
+            o.take(f, order, rid, aux, buffered)
+                .map_err(|()| damaged(file, what))?;
             got += 1;
         }
-        if got < batch {
-            o.done = true;
-            if o.fetched != expected {
-                return Err(damaged(file, what));
+        Ok(got)
+    }
+
+    /// Fetches a run's next rows by the direct reader: the rows of the member's table from
+    /// rowid `lo` on that meet its conditions and are on the run's resource, as the SQL fetch
+    /// (`… WHERE (partition) IS key AND rid BETWEEN lo AND hi ORDER BY rid LIMIT batch`).
+    fn fetch_direct(&mut self, r: usize, f: &Fetch, file: &str) -> Result<usize> {
+        let what = self.what;
+        let n = self.fetched[f.member].len();
+        let d = self.direct.as_mut().expect("chosen by fill");
+        let (plan, cursor) = d.members[f.member].as_mut().expect("chosen by fill");
+        let bad = |e: crate::sqlfile::Damaged| e.at(file, what);
+        let o = self.open[r].as_mut().expect("opened by fill");
+        cursor.seek(&d.pager, f.lo).map_err(bad)?;
+        let mut got = 0usize;
+        while got < f.batch {
+            let Some((rowid, payload)) = cursor.next(&d.pager).map_err(bad)? else {
+                break;
+            };
+            if rowid > f.hi {
+                break;
             }
+            d.record.parse(payload, plan.upto).map_err(bad)?;
+            let row = DirectRow {
+                rowid,
+                payload,
+                record: &d.record,
+            };
+            let on_resource = (0..self.key_len)
+                .all(|k| same_number(plan.value(&row, n + 3 + k), f.key[k]));
+            if !on_resource || !plan.admits(&row) {
+                continue;
+            }
+            let mut buffered = self
+                .spare
+                .pop()
+                .unwrap_or_else(|| BufferedRow::new(self.columns.clone()));
+            buffered.reset();
+            for (j, &i) in self.fetched[f.member].iter().enumerate() {
+                buffered.set(i, plan.value(&row, j));
+            }
+            // The survey saw integers here (it declines otherwise).
+            let ValueRef::Integer(order) = plan.value(&row, n) else {
+                return Err(damaged(file, what));
+            };
+            let aux = match plan.value(&row, n + 2) {
+                ValueRef::Integer(a) => Some(a),
+                ValueRef::Null => None,
+                _ => return Err(damaged(file, what)),
+            };
+            o.take(f, order, rowid, aux, buffered)
+                .map_err(|()| damaged(file, what))?;
+            got += 1;
         }
-        o.batch = (batch * 2).min(self.max_batch);
-        Ok(())
+        Ok(got)
     }
 
     /// Gives back a decoded row, so that reading the next rows allocates nothing.

@@ -15,6 +15,8 @@ pub enum Val {
     /// An integer constant (a family number).
     Int(i64),
     Null,
+    /// `COALESCE(value, default)`
+    Coalesce(Box<Val>, i64),
     /// Any other SQL (an aggregate): a query with one is only run by SQLite.
     Sql(&'static str),
 }
@@ -39,6 +41,7 @@ impl Val {
             Val::Rowid => "rowid".into(),
             Val::Int(v) => v.to_string(),
             Val::Null => "NULL".into(),
+            Val::Coalesce(v, d) => format!("COALESCE({}, {d})", v.sql()),
             Val::Sql(s) => (*s).to_owned(),
         }
     }
@@ -53,13 +56,15 @@ pub enum Cond {
     In(String, Vec<i64>),
     /// `(col IS NULL OR col NOT IN (values))`
     NullOrNotIn(String, Vec<i64>),
+    /// `col >= value`
+    AtLeast(String, i64),
 }
 
 impl Cond {
     /// The column the condition tests.
     pub fn column(&self) -> &str {
         match self {
-            Cond::NotNull(c) | Cond::In(c, _) | Cond::NullOrNotIn(c, _) => c,
+            Cond::NotNull(c) | Cond::In(c, _) | Cond::NullOrNotIn(c, _) | Cond::AtLeast(c, _) => c,
         }
     }
 
@@ -71,6 +76,7 @@ impl Cond {
             Cond::NullOrNotIn(c, vs) => {
                 format!("({0} IS NULL OR {0} NOT IN ({1}))", quoted(c), list(vs))
             }
+            Cond::AtLeast(c, v) => format!("{} >= {v}", quoted(c)),
         }
     }
 }
@@ -118,6 +124,22 @@ impl Select {
             .map(|(_, v)| v)
     }
 
+    /// The same rows with other outputs: `exprs` over this query's outputs, named by position
+    /// (`c0`, `c1`…). `None` if one names an output this query lacks.
+    pub fn project(&self, exprs: &[&Expr]) -> Option<Select> {
+        let outputs = exprs
+            .iter()
+            .enumerate()
+            .map(|(i, e)| Some((format!("c{i}"), e.over(self)?)))
+            .collect::<Option<Vec<_>>>()?;
+        Some(Select {
+            table: self.table.clone(),
+            outputs,
+            conds: self.conds.clone(),
+            group_by: self.group_by,
+        })
+    }
+
     /// The query as SQL.
     pub fn sql(&self) -> String {
         let outputs: Vec<String> = self
@@ -162,6 +184,15 @@ impl Expr {
         }
     }
 
+    /// The expression as a value of `select`'s table.
+    fn over(&self, select: &Select) -> Option<Val> {
+        Some(match self {
+            Expr::Out(n) => select.get(n)?.clone(),
+            Expr::Null => Val::Null,
+            Expr::Coalesce(n, d) => Val::Coalesce(Box::new(select.get(n)?.clone()), *d),
+        })
+    }
+
     /// What messages call it.
     pub fn name(&self) -> &str {
         match self {
@@ -199,5 +230,18 @@ mod tests {
         g.group_by = Some("a, b");
         assert_eq!(g.sql(), "SELECT COUNT(*) AS \"n\" FROM \"t\" WHERE \"k\" IN (1) GROUP BY a, b");
         assert_eq!(Expr::Coalesce("contextId".into(), 0).sql(), "COALESCE(\"contextId\", 0)");
+        let p = s
+            .project(&[&Expr::out("rid"), &Expr::Coalesce("nm".into(), 7), &Expr::Null])
+            .unwrap();
+        assert_eq!(
+            p.outputs,
+            [
+                ("c0".to_owned(), Val::Rowid),
+                ("c1".to_owned(), Val::Coalesce(Box::new(Val::col("nameId")), 7)),
+                ("c2".to_owned(), Val::Null)
+            ]
+        );
+        assert_eq!(p.conds, s.conds);
+        assert!(s.project(&[&Expr::out("missing")]).is_none());
     }
 }

@@ -14,7 +14,9 @@ use crate::nsys::keyed::KeyedRows;
 use crate::nsys::links::LinkJoin;
 use crate::nsys::partitioned::PartitionedRows;
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
-use crate::options::{Family, Options, ReadOrder};
+use crate::options::{Family, Options, ReadOrder, ReadPages};
+use crate::sqlfile::Pager;
+use std::rc::Rc;
 use crate::FastMap;
 
 /// What the reading side hands out, in this order: `Preparing` (any number of times), `Begin`
@@ -146,7 +148,17 @@ pub(super) fn read_records(
             }
         }
     }
-    let mut outcomes = survey_all(exports, &jobs, survey_threads).into_iter();
+    let direct = opts.read_pages == ReadPages::Auto;
+    let mut outcomes = survey_all(exports, &jobs, survey_threads, direct).into_iter();
+    // One pager per input for all its readers (its cache holds the B-trees' interior pages).
+    let pagers: Vec<Option<Rc<Pager>>> = exports
+        .iter()
+        .map(|ex| {
+            direct
+                .then(|| Pager::new(&ex.conn).ok().flatten().map(Rc::new))
+                .flatten()
+        })
+        .collect();
     let mut fast: Vec<Option<RowSource>> = Vec::with_capacity(queries.len());
     for q in &queries {
         let ex = &exports[q.source];
@@ -157,7 +169,10 @@ pub(super) fn read_records(
         };
         fast.push(match (&q.partitioned, opts.read_order) {
             (Some(Partitioned::Rows(spec)), ReadOrder::Auto) => runs()?
-                .map(|s| RowSource::Partitioned(Box::new(PartitionedRows::new(&ex.conn, spec, s)))),
+                .map(|s| {
+                    let pager = pagers[q.source].clone();
+                    RowSource::Partitioned(Box::new(PartitionedRows::new(&ex.conn, spec, s, pager)))
+                }),
             (Some(Partitioned::Keys(spec)), ReadOrder::Auto) => match outcomes.next() {
                 Some(Outcome::Keys(keys)) => match keys.map_err(read)? {
                     Some(keys) => Some(RowSource::Keyed(Box::new(
@@ -169,7 +184,12 @@ pub(super) fn read_records(
             },
             (Some(Partitioned::Links { api, gpu }), ReadOrder::Auto) => match (runs()?, runs()?) {
                 (Some(calls), Some(ops)) => Some(RowSource::Links(Box::new(LinkJoin::new(
-                    &ex.conn, api, gpu, calls, ops,
+                    &ex.conn,
+                    api,
+                    gpu,
+                    calls,
+                    ops,
+                    pagers[q.source].clone(),
                 )))),
                 _ => None,
             },

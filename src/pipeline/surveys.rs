@@ -40,13 +40,20 @@ pub(super) enum Outcome {
 
 /// Makes every job and returns the outcomes in job order: on up to `threads` threads when more
 /// than one is allowed and every input was opened from a file, else side by side.
-pub(super) fn survey_all(exports: &[Export], jobs: &[Job], threads: usize) -> Vec<Outcome> {
+/// `direct`: the surveys scan by the direct reader of the file format where they can
+/// (nsys/direct.rs).
+pub(super) fn survey_all(
+    exports: &[Export],
+    jobs: &[Job],
+    threads: usize,
+    direct: bool,
+) -> Vec<Outcome> {
     #[cfg(not(target_family = "wasm"))]
     if threads > 1 && jobs.len() > 1 {
         let files: Option<Vec<&std::path::Path>> =
             exports.iter().map(|ex| ex.path.as_deref()).collect();
         if let Some(files) = files {
-            return on_threads(&files, jobs, threads.min(jobs.len()));
+            return on_threads(&files, jobs, threads.min(jobs.len()), direct);
         }
     }
     let _ = threads;
@@ -54,11 +61,11 @@ pub(super) fn survey_all(exports: &[Export], jobs: &[Job], threads: usize) -> Ve
         .iter()
         .map(|j| (&exports[j.source()].conn, j))
         .collect();
-    side_by_side(&on_own_connections)
+    side_by_side(&on_own_connections, direct)
 }
 
 /// The jobs' scans made together, each job on its connection.
-fn side_by_side(jobs: &[(&Connection, &Job)]) -> Vec<Outcome> {
+fn side_by_side(jobs: &[(&Connection, &Job)], direct: bool) -> Vec<Outcome> {
     enum State<'q> {
         Runs(SurveyScans<'q>),
         Keys(KeyScan, &'q KeySpec),
@@ -66,7 +73,7 @@ fn side_by_side(jobs: &[(&Connection, &Job)]) -> Vec<Outcome> {
     let mut states: Vec<State> = jobs
         .iter()
         .map(|(_, job)| match job {
-            Job::Runs { spec, .. } => State::Runs(SurveyScans::new(spec)),
+            Job::Runs { spec, .. } => State::Runs(SurveyScans::new(spec, direct)),
             Job::Keys { spec, expected, .. } => State::Keys(KeyScan::new(*expected), spec),
         })
         .collect();
@@ -101,7 +108,12 @@ fn side_by_side(jobs: &[(&Connection, &Job)]) -> Vec<Outcome> {
 
 /// Each worker takes the next job not yet taken, on connections of its own (opened lazily).
 #[cfg(not(target_family = "wasm"))]
-fn on_threads(files: &[&std::path::Path], jobs: &[Job], threads: usize) -> Vec<Outcome> {
+fn on_threads(
+    files: &[&std::path::Path],
+    jobs: &[Job],
+    threads: usize,
+    direct: bool,
+) -> Vec<Outcome> {
     use crate::nsys::export::open_read_only;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let next = AtomicUsize::new(0);
@@ -126,7 +138,7 @@ fn on_threads(files: &[&std::path::Path], jobs: &[Job], threads: usize) -> Vec<O
                                 }
                             },
                         };
-                        let outcome = side_by_side(&[(conn, job)]).pop();
+                        let outcome = side_by_side(&[(conn, job)], direct).pop();
                         done.push((i, outcome.expect("an outcome per job")));
                     }
                     done

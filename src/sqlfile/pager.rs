@@ -10,9 +10,9 @@ use rusqlite::{ffi, Connection};
 use super::Damaged;
 use crate::FastMap;
 
-/// Bytes of pages kept per pager. Each seek walks root → interior pages → leaf; the interior
-/// pages of the tables being read (a few hundred at 1 GB) stay, leaves come and go.
-const CACHE_BYTES: usize = 1 << 20;
+/// Bytes of pages kept per pager (one per input's readers). Each seek walks root → interior
+/// pages → leaf; the interior pages the readers are in stay, leaves come and go.
+const CACHE_BYTES: usize = 2 << 20;
 
 /// The pages of one connection's main database.
 pub struct Pager<'c> {
@@ -126,7 +126,8 @@ impl<'c> Pager<'c> {
         self.pages
     }
 
-    /// Copies page `n` (1-based) into `out` (resized to the page size), through the cache.
+    /// Copies page `n` (1-based) into `out` (resized to the page size), through the cache (a
+    /// fetch by rowid range goes back to the leaf the previous batch ended in).
     pub fn copy_page(&self, n: u32, out: &mut Vec<u8>) -> Result<(), Damaged> {
         out.resize(self.page_size, 0);
         self.with_page(n, |p| out.copy_from_slice(p))
@@ -134,22 +135,24 @@ impl<'c> Pager<'c> {
 
     /// Runs `f` over page `n` (1-based), read through the cache.
     pub fn with_page<R>(&self, n: u32, f: impl FnOnce(&[u8]) -> R) -> Result<R, Damaged> {
+        let mut cache = self.cache.borrow_mut();
+        let page = cache.get(n, |buf| self.load(n, buf))?;
+        Ok(f(page))
+    }
+
+    fn load(&self, n: u32, buf: &mut [u8]) -> Result<(), Damaged> {
         if n == 0 || n > self.pages {
             return Err(Damaged(format!(
                 "a B-tree points to page {n}, outside the file's {} pages",
                 self.pages
             )));
         }
-        let mut cache = self.cache.borrow_mut();
-        let page = cache.get(n, |buf| {
-            let offset = u64::from(n - 1) * self.page_size as u64;
-            self.read_at(offset, buf).map_err(|()| {
-                Damaged(format!(
-                    "page {n} cannot be read: the file ends before it (truncated?)"
-                ))
-            })
-        })?;
-        Ok(f(page))
+        let offset = u64::from(n - 1) * self.page_size as u64;
+        self.read_at(offset, buf).map_err(|()| {
+            Damaged(format!(
+                "page {n} cannot be read: the file ends before it (truncated?)"
+            ))
+        })
     }
 
     /// Reads `buf.len()` bytes at `offset` through the file's own read method.

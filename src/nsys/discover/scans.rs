@@ -5,7 +5,7 @@ use rusqlite::types::FromSql;
 use rusqlite::Params;
 
 use crate::error::{Error, Result};
-use crate::nsys::interleave::{scan_all, RowScan};
+use crate::nsys::interleave::{scan_all, RowScan, Scan};
 use crate::nsys::Export;
 
 pub(super) fn rows<T, P: Params>(
@@ -115,7 +115,7 @@ impl<'a> Batch<'a> {
         for (what, scan) in self.scans {
             match scan {
                 Ok(scan) => {
-                    ready.push(scan);
+                    ready.push(Scan::Query(scan));
                     outcomes.push(None);
                 }
                 Err(e) => outcomes.push(Some(Err(e))),

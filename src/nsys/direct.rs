@@ -1,0 +1,291 @@
+//! The plain queries of the readers (select.rs) run by the direct reader of the file format
+//! (src/sqlfile) instead of SQLite: the same rows, the same values, without SQLite's bytecode
+//! engine and rusqlite's per-column calls (docs/PERFORMANCE.md).
+//!
+//! A query is compiled against its table as SQLite describes it; one the direct reader cannot
+//! run exactly as SQLite would is not compiled (`None`) and stays with SQL: a grouped or
+//! aggregate query, a table it does not read (sqlfile), a missing column (SQLite then gives its
+//! own error), a column with a default, or a comparison on a TEXT-affinity column (SQLite would
+//! compare the numbers as text there).
+
+use std::rc::Rc;
+
+use rusqlite::types::ValueRef;
+use rusqlite::Connection;
+
+use super::cursor::Fields;
+use super::interleave::Step;
+use super::select::{Cond, Select, Val};
+use crate::sqlfile::{Affinity, Damaged, Pager, Record, Table, TableCursor};
+
+/// Where a value of a row comes from.
+#[derive(Clone, Debug)]
+enum Src {
+    Column(usize),
+    Rowid,
+    Int(i64),
+    Null,
+    Coalesce(Box<Src>, i64),
+}
+
+/// A test of one condition.
+#[derive(Clone, Debug)]
+enum Test {
+    NotNull,
+    In(Vec<i64>),
+    NullOrNotIn(Vec<i64>),
+    AtLeast(i64),
+}
+
+/// A [`Select`] compiled for the direct reader.
+pub struct Plan {
+    pub table: Table,
+    /// Record columns to parse: one past the last column read.
+    pub upto: usize,
+    conds: Vec<(usize, Test)>,
+    outputs: Vec<Src>,
+    names: Vec<String>,
+}
+
+/// One row of a table: its rowid and its record, parsed from its payload.
+#[derive(Clone, Copy)]
+pub struct Row<'p, 'r> {
+    pub rowid: i64,
+    pub payload: &'p [u8],
+    pub record: &'r Record,
+}
+
+impl Plan {
+    /// `select` compiled against its table in `conn`, or `None` where the direct reader does not
+    /// run it (see the module doc).
+    pub fn compile(conn: &Connection, select: &Select) -> rusqlite::Result<Option<Plan>> {
+        if select.group_by.is_some() {
+            return Ok(None);
+        }
+        let Some(table) = Table::read(conn, &select.table)? else {
+            return Ok(None);
+        };
+        let column = |name: &str| -> Option<usize> {
+            let i = table.column(name)?;
+            (!table.columns[i].has_default).then_some(i)
+        };
+        fn src(v: &Val, column: &dyn Fn(&str) -> Option<usize>) -> Option<Src> {
+            Some(match v {
+                Val::Column(c) => Src::Column(column(c)?),
+                Val::Rowid => Src::Rowid,
+                Val::Int(k) => Src::Int(*k),
+                Val::Null => Src::Null,
+                Val::Coalesce(v, d) => Src::Coalesce(Box::new(src(v, column)?), *d),
+                Val::Sql(_) => return None,
+            })
+        }
+        let mut conds = Vec::new();
+        for c in &select.conds {
+            let Some(i) = column(c.column()) else {
+                return Ok(None);
+            };
+            let numeric = table.columns[i].affinity != Affinity::Text;
+            conds.push(match c {
+                Cond::NotNull(_) => (i, Test::NotNull),
+                Cond::In(_, vs) if numeric => (i, Test::In(vs.clone())),
+                Cond::NullOrNotIn(_, vs) if numeric => (i, Test::NullOrNotIn(vs.clone())),
+                // Beyond 2^53 the bound has no exact double to compare reals with.
+                Cond::AtLeast(_, v) if numeric && v.unsigned_abs() <= 1 << 53 => {
+                    (i, Test::AtLeast(*v))
+                }
+                _ => return Ok(None),
+            });
+        }
+        let Some(outputs) = select
+            .outputs
+            .iter()
+            .map(|(_, v)| src(v, &column))
+            .collect::<Option<Vec<Src>>>()
+        else {
+            return Ok(None);
+        };
+        fn last(s: &Src) -> Option<usize> {
+            match s {
+                Src::Column(i) => Some(*i),
+                Src::Coalesce(inner, _) => last(inner),
+                _ => None,
+            }
+        }
+        let upto = outputs
+            .iter()
+            .filter_map(last)
+            .chain(conds.iter().map(|(i, _)| *i))
+            .max()
+            .map_or(0, |c| c + 1);
+        Ok(Some(Plan {
+            table,
+            upto,
+            conds,
+            outputs,
+            names: select.outputs.iter().map(|(n, _)| n.clone()).collect(),
+        }))
+    }
+
+    /// Whether the row meets the query's conditions (its `WHERE`).
+    #[inline]
+    pub fn admits(&self, row: &Row) -> bool {
+        self.conds.iter().all(|(i, test)| {
+            let v = self.table.value(row.record, row.payload, row.rowid, *i);
+            match test {
+                Test::NotNull => v != ValueRef::Null,
+                Test::In(vs) => is_in(v, vs),
+                Test::NullOrNotIn(vs) => v == ValueRef::Null || !is_in(v, vs),
+                Test::AtLeast(k) => at_least(v, *k),
+            }
+        })
+    }
+
+    /// Output `i` of the row.
+    #[inline]
+    pub fn value<'p>(&self, row: &Row<'p, '_>, i: usize) -> ValueRef<'p> {
+        self.eval(row, &self.outputs[i])
+    }
+
+    fn eval<'p>(&self, row: &Row<'p, '_>, src: &Src) -> ValueRef<'p> {
+        match src {
+            Src::Column(i) => self.table.value(row.record, row.payload, row.rowid, *i),
+            Src::Rowid => ValueRef::Integer(row.rowid),
+            Src::Int(k) => ValueRef::Integer(*k),
+            Src::Null => ValueRef::Null,
+            Src::Coalesce(inner, k) => match self.eval(row, inner) {
+                ValueRef::Null => ValueRef::Integer(*k),
+                v => v,
+            },
+        }
+    }
+}
+
+/// A row as its query's outputs, by index (what the SQL path's rows give).
+pub struct PlanRow<'a, 'p, 'r> {
+    pub plan: &'a Plan,
+    pub row: Row<'p, 'r>,
+}
+
+impl Fields for PlanRow<'_, '_, '_> {
+    fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
+        if i < self.plan.outputs.len() {
+            Ok(self.plan.value(&self.row, i))
+        } else {
+            Err(rusqlite::Error::InvalidColumnIndex(i))
+        }
+    }
+
+    fn column_name(&self, i: usize) -> &str {
+        self.plan.names.get(i).map_or("?", String::as_str)
+    }
+}
+
+/// A scan of a compiled query as a step of the side-by-side scans (nsys/interleave.rs): each
+/// call reads one row of the table and hands it to `take` if it meets the query's conditions;
+/// damage found in the file is handed to `take` instead, which decides (the scan then ends).
+pub fn scan_step<'a>(
+    pager: Rc<Pager<'a>>,
+    plan: Plan,
+    mut take: impl FnMut(Result<&PlanRow, Damaged>) -> rusqlite::Result<bool> + 'a,
+) -> Step<'a, rusqlite::Error> {
+    let mut cursor = TableCursor::new(plan.table.root);
+    let mut record = Record::default();
+    let mut started = false;
+    let mut ended = false;
+    Box::new(move || {
+        if ended {
+            return Ok(false);
+        }
+        if !started {
+            started = true;
+            if let Err(damage) = cursor.seek(&pager, i64::MIN) {
+                ended = true;
+                return take(Err(damage)).map(|_| false);
+            }
+        }
+        let read = match cursor.next(&pager) {
+            Ok(None) => Ok(None),
+            Ok(Some((rowid, payload))) => record.parse(payload, plan.upto).map(|()| {
+                Some(Row {
+                    rowid,
+                    payload,
+                    record: &record,
+                })
+            }),
+            Err(damage) => Err(damage),
+        };
+        match read {
+            Ok(None) => Ok(false),
+            Ok(Some(row)) if !plan.admits(&row) => Ok(true),
+            Ok(Some(row)) => take(Ok(&PlanRow { plan: &plan, row })),
+            Err(damage) => {
+                ended = true;
+                take(Err(damage)).map(|_| false)
+            }
+        }
+    })
+}
+
+/// Damage as SQLite's own error for it, so that callers name it as they name SQLite's.
+pub fn corrupt(d: Damaged) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+        Some(d.to_string()),
+    )
+}
+
+/// `v IN (vs)` for a column of numeric (not TEXT) affinity: numbers compare by value; text,
+/// blobs and NULL are never equal to a number.
+fn is_in(v: ValueRef, vs: &[i64]) -> bool {
+    vs.iter().any(|&k| same_number(v, Some(k)))
+}
+
+/// `v >= k` for a column of numeric affinity (k within ±2^53, exact as a double): SQLite orders
+/// NULL < numbers < text < blobs, and a comparison with NULL is not true.
+fn at_least(v: ValueRef, k: i64) -> bool {
+    match v {
+        ValueRef::Null => false,
+        ValueRef::Integer(x) => x >= k,
+        ValueRef::Real(x) => x >= k as f64,
+        ValueRef::Text(_) | ValueRef::Blob(_) => true,
+    }
+}
+
+/// `v IS k` where k is an integer or NULL.
+pub fn same_number(v: ValueRef, k: Option<i64>) -> bool {
+    match (v, k) {
+        (ValueRef::Null, None) => true,
+        (ValueRef::Integer(x), Some(k)) => x == k,
+        // Exact, as SQLite compares them: an integer beyond 2^53 is not equal to the double
+        // nearest to it.
+        (ValueRef::Real(x), Some(k)) => x as i64 == k && k as f64 == x,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_compare_by_value_and_exactly() {
+        assert!(same_number(ValueRef::Integer(59), Some(59)));
+        assert!(same_number(ValueRef::Real(59.0), Some(59)));
+        assert!(!same_number(ValueRef::Real(59.5), Some(59)));
+        assert!(!same_number(ValueRef::Text(b"59"), Some(59)));
+        assert!(!same_number(ValueRef::Null, Some(0)));
+        assert!(same_number(ValueRef::Null, None));
+        assert!(!same_number(ValueRef::Integer(0), None));
+        // 2^53 + 1 has no double: the double 2^53 is not equal to it.
+        let k = (1i64 << 53) + 1;
+        assert!(!same_number(ValueRef::Real((1i64 << 53) as f64), Some(k)));
+        assert!(is_in(ValueRef::Integer(70), &[59, 70]));
+        assert!(!is_in(ValueRef::Null, &[59, 70]));
+        assert!(at_least(ValueRef::Integer(0), 0));
+        assert!(!at_least(ValueRef::Integer(-1), 0));
+        assert!(at_least(ValueRef::Real(0.0), 0));
+        assert!(!at_least(ValueRef::Real(-0.5), 0));
+        assert!(at_least(ValueRef::Text(b"-5"), 0));
+        assert!(!at_least(ValueRef::Null, 0));
+    }
+}
