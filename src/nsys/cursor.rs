@@ -340,6 +340,24 @@ impl Fields for BufferedRow {
     }
 }
 
+/// Column `i` of a row (an SQL row or one the direct reader gives) converted as rusqlite's
+/// `Row::get` converts it, with the same errors.
+pub fn get<T: rusqlite::types::FromSql, R: Fields + ?Sized>(row: &R, i: usize) -> rusqlite::Result<T> {
+    use rusqlite::types::FromSqlError;
+    let value = row.value(i)?;
+    T::column_result(value).map_err(|err| match err {
+        FromSqlError::InvalidType => rusqlite::Error::InvalidColumnType(
+            i,
+            row.column_name(i).to_owned(),
+            value.data_type(),
+        ),
+        FromSqlError::OutOfRange(v) => rusqlite::Error::IntegralValueOutOfRange(i, v),
+        FromSqlError::Utf8Error(e) => rusqlite::Error::Utf8Error(i, e),
+        FromSqlError::Other(e) => rusqlite::Error::FromSqlConversionFailure(i, value.data_type(), e),
+        other => rusqlite::Error::FromSqlConversionFailure(i, value.data_type(), Box::new(other)),
+    })
+}
+
 /// Position of `col` in `columns`, evaluated at compile time where decoders name their columns
 /// (`const { column_index(..) }`): looking names up per row was 3 % of the reading thread.
 pub const fn column_index(columns: &[&str], col: &str) -> usize {

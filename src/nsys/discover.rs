@@ -8,12 +8,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::ids::{pid_of, process_key};
 use super::nvtx::{NVTX_CATEGORY, NVTX_MARK, NVTX_RANGE_TYPES, NVTX_START_END_TYPES};
 use super::Export;
+use super::cursor::get;
+use super::select::{Cond, Select, Val};
 use crate::error::{Error, Result};
-use crate::options::{Family, Options};
+use crate::options::{Family, Options, ReadPages};
 
 mod scans;
 
-use scans::{grouped, rows, scalar, Batch, Filtered, Group, Grouper};
+use scans::{rows, scalar, Batch, Group, Grouper, Span};
 
 /// A GPU stream key: (globalPid, deviceId, contextId, streamId).
 pub type StreamKey = (i64, u32, u32, u32);
@@ -84,6 +86,17 @@ impl Discovery {
 }
 
 pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
+    let direct = opts.read_pages == ReadPages::Auto;
+    match discover_with(ex, opts, direct)? {
+        Some(d) => Ok(d),
+        // The direct reader met a page that breaks the file format: SQLite reads it instead.
+        None => Ok(discover_with(ex, opts, false)?.expect("only the direct reader gives up")),
+    }
+}
+
+/// Discovery, the big tables read directly where `direct` (nsys/direct.rs); `None` when the
+/// direct reader met damage.
+fn discover_with(ex: &Export, opts: &Options, direct: bool) -> Result<Option<Discovery>> {
     let s = &ex.schema;
     let mut d = Discovery::default();
     for f in Family::ALL {
@@ -145,123 +158,129 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
     let mut host_groups: Vec<Grouper> = host_tables.iter().map(|_| Grouper::new(1)).collect();
     let mut nvtx_groups = Grouper::new(2);
     let mut nvtx_end_threads: BTreeSet<i64> = BTreeSet::new();
-    let mut domain_rows: Vec<(Option<i64>, i64, Option<String>)> = Vec::new();
+    let mut domain_rows: Vec<DomainRow> = Vec::new();
     let mut category_rows: Vec<(i64, i64, String)> = Vec::new();
     let mut metric_groups = Grouper::new(1);
     let mut sched_groups = Grouper::new(1);
     let mut nvtx_name_rows: Vec<(i64, String)> = Vec::new();
-    let mut outcomes = {
-        let mut batch = Batch::new(ex);
+    let outcomes = {
+        let mut batch = Batch::new(ex, direct);
         // GPU streams and time span of GPU work.
         for (f, into) in gpu_families.iter().zip(gpu_groups.iter_mut()) {
             let t = f.table();
             let cols = ["start", "end", "deviceId", "streamId", "globalPid"];
-            let sql = || {
-                let ctx = s.col_or_null(t, "contextId");
-                format!(
-                    "SELECT globalPid, deviceId, COALESCE({ctx}, 0), streamId, start, MAX(end, start) FROM {t} WHERE start IS NOT NULL"
-                )
+            let query = || {
+                let ctx = Val::col_or_null(s, t, "contextId");
+                Select::new(t)
+                    .output("globalPid", Val::col("globalPid"))
+                    .output("deviceId", Val::col("deviceId"))
+                    .output("contextId", Val::Coalesce(Box::new(ctx), 0))
+                    .output("streamId", Val::col("streamId"))
+                    .output("start", Val::col("start"))
+                    .output("end", Val::col("end"))
+                    .not_null("start")
             };
-            batch.grouped(t, s.require_columns(&ex.label, t, &cols), sql, into);
+            let check = s.require_columns(&ex.label, t, &cols);
+            batch.grouped(t, check, query, Span::Closed, into);
         }
         // Host threads: CUDA API, MPI and OS runtime calls (they set the thread's state).
         for (&(t, cols), into) in host_tables.iter().zip(host_groups.iter_mut()) {
-            let sql = || {
-                let filter = match super::host::osrt_filter(s) {
-                    Some(cond) if t == "OSRT_API" => format!("AND {}", cond.sql()),
-                    _ => String::new(),
-                };
-                format!("SELECT globalTid, start, MAX(end, start) FROM {t} WHERE start IS NOT NULL AND globalTid IS NOT NULL {filter}")
+            let query = || {
+                let mut q = Select::new(t)
+                    .output("globalTid", Val::col("globalTid"))
+                    .output("start", Val::col("start"))
+                    .output("end", Val::col("end"))
+                    .not_null("start")
+                    .not_null("globalTid");
+                if t == "OSRT_API" {
+                    q.conds.extend(super::host::osrt_filter(s));
+                }
+                q
             };
-            batch.grouped(t, s.require_columns(&ex.label, t, cols), sql, into);
+            let check = s.require_columns(&ex.label, t, cols);
+            batch.grouped(t, check, query, Span::Closed, into);
         }
         // Host threads: NVTX ranges and marks (ranges may end on another thread).
         if nvtx {
             let t = Family::Nvtx.table();
             let cols = ["start", "end", "eventType", "globalTid"];
-            let sql = || {
-                let types = NVTX_RANGE_TYPES
-                    .iter()
-                    .chain([NVTX_MARK].iter())
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",");
-                let domain = s.col_or_null(t, "domainId");
-                format!(
-                    "SELECT globalTid, COALESCE({domain}, 0), start, CASE WHEN end IS NULL OR end < start THEN start ELSE end END \
-                     FROM {t} WHERE eventType IN ({types}) AND start IS NOT NULL AND globalTid IS NOT NULL"
-                )
+            let query = || {
+                let types = NVTX_RANGE_TYPES.iter().chain([NVTX_MARK].iter());
+                let domain = Val::col_or_null(s, t, "domainId");
+                Select::new(t)
+                    .output("globalTid", Val::col("globalTid"))
+                    .output("domainId", Val::Coalesce(Box::new(domain), 0))
+                    .output("start", Val::col("start"))
+                    .output("end", Val::col("end"))
+                    .when(Cond::In("eventType".into(), types.copied().collect()))
+                    .not_null("start")
+                    .not_null("globalTid")
             };
-            batch.grouped(
-                t,
-                s.require_columns(&ex.label, t, &cols),
-                sql,
-                &mut nvtx_groups,
-            );
+            let check = s.require_columns(&ex.label, t, &cols);
+            batch.grouped(t, check, query, Span::Range, &mut nvtx_groups);
             if nvtx_ends {
-                let se = NVTX_START_END_TYPES
-                    .iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",");
                 // The threads where start/end ranges end.
-                let query = Filtered {
-                    columns: "endGlobalTid".into(),
-                    from: t.into(),
-                    condition: format!(
-                        "eventType IN ({se}) AND endGlobalTid IS NOT NULL AND start IS NOT NULL"
-                    ),
-                };
+                let query = Select::new(t)
+                    .output("endGlobalTid", Val::col("endGlobalTid"))
+                    .when(Cond::In("eventType".into(), NVTX_START_END_TYPES.to_vec()))
+                    .not_null("endGlobalTid")
+                    .not_null("start");
                 batch.rows(t, query, |r| {
-                    nvtx_end_threads.insert(r.get(1)?);
+                    nvtx_end_threads.insert(get(r, 0)?);
                     Ok(())
                 });
             }
         }
         if let Some(query) = domains_query {
             batch.rows("NVTX domains", query, |r| {
-                domain_rows.push((r.get(1)?, r.get(2)?, r.get(3)?));
+                let text: Option<String> = get(r, 2)?;
+                // The string id only matters without a text (as COALESCE reads it).
+                let text_id = if text.is_none() { get(r, 3)? } else { None };
+                domain_rows.push((get(r, 0)?, get(r, 1)?, text, text_id));
                 Ok(())
             });
         }
         if let Some(query) = categories_query {
             batch.rows("NVTX categories", query, |r| {
-                category_rows.push((r.get(1)?, r.get(2)?, r.get(3)?));
+                category_rows.push((get(r, 0)?, get(r, 1)?, get(r, 2)?));
                 Ok(())
             });
         }
         if metrics {
             use super::gpu_metrics::TABLE;
             let cols = ["timestamp", "typeId", "metricId", "value"];
-            let sql =
-                || format!("SELECT typeId, timestamp, timestamp FROM {TABLE} WHERE timestamp >= 0");
-            batch.grouped(
-                TABLE,
-                s.require_columns(&ex.label, TABLE, &cols),
-                sql,
-                &mut metric_groups,
-            );
+            let query = || {
+                Select::new(TABLE)
+                    .output("typeId", Val::col("typeId"))
+                    .output("timestamp", Val::col("timestamp"))
+                    .when(Cond::AtLeast("timestamp".into(), 0))
+            };
+            let check = s.require_columns(&ex.label, TABLE, &cols);
+            batch.grouped(TABLE, check, query, Span::Instant, &mut metric_groups);
         }
         if sched {
             let t = super::sched::TABLE;
             let cols = ["start", "cpu", "isSchedIn", "globalTid"];
-            let sql = || {
-                format!("SELECT globalTid, start, start FROM {t} WHERE start IS NOT NULL AND globalTid IS NOT NULL")
+            let query = || {
+                Select::new(t)
+                    .output("globalTid", Val::col("globalTid"))
+                    .output("start", Val::col("start"))
+                    .not_null("start")
+                    .not_null("globalTid")
             };
-            batch.grouped(
-                t,
-                s.require_columns(&ex.label, t, &cols),
-                sql,
-                &mut sched_groups,
-            );
+            let check = s.require_columns(&ex.label, t, &cols);
+            batch.grouped(t, check, query, Span::Instant, &mut sched_groups);
         }
         if let Some(query) = nvtx_names_query {
             batch.rows("NVTX thread names", query, |r| {
-                nvtx_name_rows.push((r.get(1)?, r.get(2)?));
+                nvtx_name_rows.push((get(r, 0)?, get(r, 1)?));
                 Ok(())
             });
         }
         batch.run()
+    };
+    let Some(mut outcomes) = outcomes else {
+        return Ok(None);
     };
     let mut next = || outcomes.next().expect("an outcome per scan");
 
@@ -322,7 +341,9 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
                 d.categories.insert((process_key(gt), cat), name);
             }
         }
-        find_nvtx_mpi(ex, opts, &mut d)?;
+        if !find_nvtx_mpi(ex, opts, &mut d, direct)? {
+            return Ok(None);
+        }
     }
     if metrics {
         next()?;
@@ -345,7 +366,7 @@ pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
     let nvtx_names = has_nvtx_names.then(|| next().map(|()| nvtx_name_rows));
     read_names(ex, &mut d, nvtx_names)?;
     read_host_facts(ex, &mut d)?;
-    Ok(d)
+    Ok(Some(d))
 }
 
 fn to_u32(ex: &Export, table: &str, col: &str, v: i64) -> Result<u32> {
@@ -355,37 +376,41 @@ fn to_u32(ex: &Export, table: &str, col: &str, v: i64) -> Result<u32> {
     })
 }
 
-/// The query of NVTX domain names: rows of eventType 75 (NvtxDomainCreate), per process.
-fn domains_query(s: &super::schema::Schema) -> Option<Filtered> {
+/// A row of [`domains_query`]: globalTid, domainId, text, textId.
+type DomainRow = (Option<i64>, i64, Option<String>, Option<i64>);
+
+/// The query of NVTX domain names: rows of eventType 75 (NvtxDomainCreate), per process; the
+/// name is the text, else the string its textId names.
+fn domains_query(s: &super::schema::Schema) -> Option<Select> {
     let t = "NVTX_EVENTS";
     if !s.has_columns(t, &["domainId", "text"]) {
         return None;
     }
-    let condition = "e.eventType = 75 AND e.domainId IS NOT NULL".to_owned();
-    let text = if s.has_column(t, "textId") {
-        // The string lookup only for the rows taken.
-        format!(
-            "CASE WHEN {condition} THEN COALESCE(e.text, (SELECT value FROM {} WHERE id = e.textId)) END",
-            s.strings_table
-        )
-    } else {
-        "e.text".to_owned()
-    };
-    Some(Filtered {
-        columns: format!("e.globalTid, e.domainId, {text}"),
-        from: format!("{t} e"),
-        condition,
-    })
+    Some(
+        Select::new(t)
+            .output("globalTid", Val::col_or_null(s, t, "globalTid"))
+            .output("domainId", Val::col("domainId"))
+            .output("text", Val::col("text"))
+            .output("textId", Val::col_or_null(s, t, "textId"))
+            .when(Cond::In("eventType".into(), vec![75]))
+            .not_null("domainId"),
+    )
 }
 
 /// NVTX domain names from the rows of [`domains_query`], and NCCL's domain where it has none.
-fn name_domains(
-    ex: &Export,
-    d: &mut Discovery,
-    rows: Vec<(Option<i64>, i64, Option<String>)>,
-) -> Result<()> {
+fn name_domains(ex: &Export, d: &mut Discovery, rows: Vec<DomainRow>) -> Result<()> {
     let s = &ex.schema;
-    for (gt, dom, name) in rows {
+    for (gt, dom, text, text_id) in rows {
+        let name = match (text, text_id) {
+            (Some(text), _) => Some(text),
+            (None, Some(id)) => scalar::<String>(
+                ex,
+                &s.strings_table,
+                &format!("SELECT value FROM {} WHERE id = ?1", s.strings_table),
+                [id],
+            )?,
+            (None, None) => None,
+        };
         if let (Some(gt), Some(name)) = (gt, name) {
             d.domains.insert((process_key(gt), dom), name);
         }
@@ -413,10 +438,11 @@ fn name_domains(
 }
 
 /// nsys 2022 writes MPI calls only as NVTX push/pop ranges of a domain named `MPI`: find its ids
-/// (and the first range per thread, which sets the thread's state like any MPI call).
-fn find_nvtx_mpi(ex: &Export, opts: &Options, d: &mut Discovery) -> Result<()> {
+/// (and the first range per thread, which sets the thread's state like any MPI call). False when
+/// the direct reader met damage.
+fn find_nvtx_mpi(ex: &Export, opts: &Options, d: &mut Discovery, direct: bool) -> Result<bool> {
     if !opts.wants(Family::Mpi) || Family::Mpi.tables().iter().any(|t| ex.schema.has_table(t)) {
-        return Ok(());
+        return Ok(true);
     }
     let ids: BTreeSet<i64> = d
         .domains
@@ -425,24 +451,31 @@ fn find_nvtx_mpi(ex: &Export, opts: &Options, d: &mut Discovery) -> Result<()> {
         .map(|(k, _)| k.1)
         .collect();
     if ids.is_empty() {
-        return Ok(());
+        return Ok(true);
     }
-    let list = ids
-        .iter()
-        .map(|i| i.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
-    let sql = format!(
-        "SELECT globalTid, start, NULL FROM NVTX_EVENTS WHERE eventType IN (59, 70) AND domainId IN ({list}) \
-         AND start IS NOT NULL AND globalTid IS NOT NULL"
-    );
-    for ([gt, ..], lo, _, n) in grouped(ex, "NVTX MPI ranges", &sql, 1)? {
+    let query = || {
+        Select::new("NVTX_EVENTS")
+            .output("globalTid", Val::col("globalTid"))
+            .output("start", Val::col("start"))
+            .when(Cond::In("eventType".into(), vec![59, 70]))
+            .when(Cond::In("domainId".into(), ids.iter().copied().collect()))
+            .not_null("start")
+            .not_null("globalTid")
+    };
+    let mut groups = Grouper::new(1);
+    let mut batch = Batch::new(ex, direct);
+    batch.grouped("NVTX MPI ranges", Ok(()), query, Span::StartOnly, &mut groups);
+    let Some(mut ended) = batch.run() else {
+        return Ok(false);
+    };
+    ended.next().expect("one scan, one outcome")?;
+    for ([gt, ..], lo, _, n) in groups.finish() {
         d.host_threads.entry(gt).or_default().busy_from(lo);
         d.record_estimate += n as u64;
     }
     d.nvtx_mpi_domains = ids;
     d.families.insert(Family::Mpi);
-    Ok(())
+    Ok(true)
 }
 
 /// GPUs that have metric samples and the samples' time span (from the grouped scan of the
@@ -472,24 +505,29 @@ fn read_gpu_metrics(ex: &Export, d: &mut Discovery, by_type: Vec<Group>) -> Resu
 }
 
 /// User category names: rows of eventType 33 (NvtxCategory), per process.
-fn categories_query(s: &super::schema::Schema) -> Option<Filtered> {
+fn categories_query(s: &super::schema::Schema) -> Option<Select> {
     s.has_columns("NVTX_EVENTS", &["category", "text", "globalTid"])
-        .then(|| Filtered {
-            columns: "globalTid, category, text".into(),
-            from: "NVTX_EVENTS".into(),
-            condition: format!(
-                "eventType = {NVTX_CATEGORY} AND category IS NOT NULL AND text IS NOT NULL"
-            ),
+        .then(|| {
+            Select::new("NVTX_EVENTS")
+                .output("globalTid", Val::col("globalTid"))
+                .output("category", Val::col("category"))
+                .output("text", Val::col("text"))
+                .when(Cond::In("eventType".into(), vec![NVTX_CATEGORY]))
+                .not_null("category")
+                .not_null("text")
         })
 }
 
 /// The query of nvtxNameOsThread names (eventType 39).
-fn nvtx_thread_names_query(s: &super::schema::Schema) -> Option<Filtered> {
+fn nvtx_thread_names_query(s: &super::schema::Schema) -> Option<Select> {
     s.has_columns("NVTX_EVENTS", &["eventType", "text", "globalTid"])
-        .then(|| Filtered {
-            columns: "globalTid, text".into(),
-            from: "NVTX_EVENTS".into(),
-            condition: "eventType = 39 AND text IS NOT NULL AND globalTid IS NOT NULL".into(),
+        .then(|| {
+            Select::new("NVTX_EVENTS")
+                .output("globalTid", Val::col("globalTid"))
+                .output("text", Val::col("text"))
+                .when(Cond::In("eventType".into(), vec![39]))
+                .not_null("text")
+                .not_null("globalTid")
         })
 }
 

@@ -1,12 +1,19 @@
 //! How discovery reads the export: single queries, and the scans of the big tables made
 //! together in a [`Batch`] (grouped per resource in Rust, or rows taken as they come).
 
-use rusqlite::types::FromSql;
+use std::cell::Cell;
+use std::rc::Rc;
+
+use rusqlite::types::{FromSql, ValueRef};
 use rusqlite::Params;
 
 use crate::error::{Error, Result};
+use crate::nsys::cursor::{get, Fields};
+use crate::nsys::direct::{scan_step, Plan};
 use crate::nsys::interleave::{scan_all, RowScan, Scan};
+use crate::nsys::select::Select;
 use crate::nsys::Export;
+use crate::sqlfile::Pager;
 
 pub(super) fn rows<T, P: Params>(
     ex: &Export,
@@ -46,68 +53,114 @@ pub(super) type Group = ([i64; 4], Option<i64>, Option<i64>, i64);
 /// Discovery's scans of the big tables, made together (nsys/interleave.rs: in the browser they
 /// then read the file about once between them, instead of once each) and their outcomes taken
 /// back in the order they were added, so that an error — found before a scan (a missing column)
-/// or during it — is reported where it was when the scans ran one after the other.
+/// or during it — is reported where it was when the scans ran one after the other. Each scan
+/// reads table pages itself where its query compiles for the direct reader (nsys/direct.rs),
+/// else through SQLite.
 pub(super) struct Batch<'a> {
     ex: &'a Export,
+    /// The direct reader's pages of the file, unless every scan goes through SQLite.
+    pager: Option<Rc<Pager<'a>>>,
+    /// Set when the direct reader met a page that breaks the file format.
+    damaged: Rc<Cell<bool>>,
     /// What each scan reads (for messages), and the scan or the error found before it.
-    scans: Vec<(String, Result<RowScan<'a>>)>,
+    scans: Vec<(String, Result<Scan<'a>>)>,
 }
 
+/// A row handed to a scan's consumer: an SQL row or a direct one, by output index.
+pub(super) type TakeRow<'a> = Box<dyn FnMut(&dyn Fields) -> rusqlite::Result<()> + 'a>;
+
 impl<'a> Batch<'a> {
-    pub fn new(ex: &'a Export) -> Batch<'a> {
+    /// `direct`: read pages directly where a query allows it.
+    pub fn new(ex: &'a Export, direct: bool) -> Batch<'a> {
         Batch {
             ex,
+            pager: direct
+                .then(|| Pager::new(&ex.conn).ok().flatten().map(Rc::new))
+                .flatten(),
+            damaged: Rc::new(Cell::new(false)),
             scans: Vec::new(),
         }
     }
 
+    /// The scan of `query`, its rows to `take`: by the direct reader where the query compiles for
+    /// it, else through SQLite. `filter_in_rust`: SQLite hands every row and the condition is
+    /// tested here — a query that skips most of a table would otherwise scan it all in one step,
+    /// alone, and not side by side.
+    fn scan(&self, query: &Select, filter_in_rust: bool, mut take: TakeRow<'a>) -> Scan<'a> {
+        let conn = &self.ex.conn;
+        if let Some(pager) = &self.pager {
+            if let Ok(Some(plan)) = Plan::compile(conn, query) {
+                let damaged = self.damaged.clone();
+                return Scan::Steps(scan_step(pager.clone(), plan, move |row| match row {
+                    Ok(row) => take(row).map(|()| true),
+                    Err(_) => {
+                        damaged.set(true);
+                        Ok(false)
+                    }
+                }));
+            }
+        }
+        if !filter_in_rust || query.conds.is_empty() {
+            return Scan::Query(RowScan {
+                conn,
+                sql: query.sql(),
+                row: Box::new(move |r| take(r).map(|()| true)),
+            });
+        }
+        let conds: Vec<String> = query.conds.iter().map(|c| c.sql()).collect();
+        let unfiltered = Select {
+            conds: Vec::new(),
+            ..query.clone()
+        };
+        let sql = unfiltered.sql().replacen(
+            "SELECT ",
+            &format!("SELECT ({}) AS \"hit\", ", conds.join(" AND ")),
+            1,
+        );
+        Scan::Query(RowScan {
+            conn,
+            sql,
+            row: Box::new(move |r| {
+                // Taken where SQL's WHERE takes it: true, neither false nor NULL.
+                if r.get::<_, Option<i64>>(0)?.is_some_and(|hit| hit != 0) {
+                    take(&AfterFirst(r))?;
+                }
+                Ok(true)
+            }),
+        })
+    }
+
     /// `SELECT keys…, MIN(lo), MAX(hi), COUNT(*) … GROUP BY keys` into `into`, computed in Rust
-    /// over a plain scan of `sql` (which gives the key columns, then lo, then hi): exports have
-    /// no indexes, so SQLite's GROUP BY sorts the whole table, while a map over the resources
+    /// over a plain scan of `query` (which gives the key columns, then what `span` reads): exports
+    /// have no indexes, so SQLite's GROUP BY sorts the whole table, while a map over the resources
     /// does not. Not made when `check` (the columns it needs) failed.
     pub fn grouped(
         &mut self,
         what: &str,
         check: Result<()>,
-        sql: impl FnOnce() -> String,
+        query: impl FnOnce() -> Select,
+        span: Span,
         into: &'a mut Grouper,
     ) {
-        let scan = check.map(|()| RowScan {
-            conn: &self.ex.conn,
-            sql: sql(),
-            row: Box::new(move |r| into.row(r).map(|()| true)),
-        });
+        let scan = check.map(|()| self.scan(&query(), false, Box::new(move |r| into.row(r, span))));
         self.scans.push((what.to_owned(), scan));
     }
 
-    /// Every row of `query` that meets its condition, handed to `row` (its columns from 1 on).
-    /// Rows that do not meet it are passed over here, not by SQLite: a query that skips most of
-    /// a table would otherwise scan it all in one step, alone, and not side by side.
+    /// Every row of `query` handed to `row`.
     pub fn rows(
         &mut self,
         what: &str,
-        query: Filtered,
-        mut row: impl FnMut(&rusqlite::Row) -> rusqlite::Result<()> + 'a,
+        query: Select,
+        row: impl FnMut(&dyn Fields) -> rusqlite::Result<()> + 'a,
     ) {
-        let scan = RowScan {
-            conn: &self.ex.conn,
-            sql: format!(
-                "SELECT ({}), {} FROM {}",
-                query.condition, query.columns, query.from
-            ),
-            row: Box::new(move |r| {
-                // Taken where SQL's WHERE takes it: true, neither false nor NULL.
-                if r.get::<_, Option<i64>>(0)?.is_some_and(|hit| hit != 0) {
-                    row(r)?;
-                }
-                Ok(true)
-            }),
-        };
+        let scan = self.scan(&query, true, Box::new(row));
         self.scans.push((what.to_owned(), Ok(scan)));
     }
 
-    /// Makes the scans; how each ended, in the order they were added.
-    pub fn run(self) -> std::vec::IntoIter<Result<()>> {
+    /// Makes the scans; how each ended, in the order they were added — or `None` when the direct
+    /// reader met damage (the caller then reads through SQLite, which reads some damage without
+    /// noticing, or names it).
+    pub fn run(self) -> Option<std::vec::IntoIter<Result<()>>> {
         let label = &self.ex.label;
         let mut whats = Vec::new();
         let mut outcomes: Vec<Option<Result<()>>> = Vec::new();
@@ -115,7 +168,7 @@ impl<'a> Batch<'a> {
         for (what, scan) in self.scans {
             match scan {
                 Ok(scan) => {
-                    ready.push(Scan::Query(scan));
+                    ready.push(scan);
                     outcomes.push(None);
                 }
                 Err(e) => outcomes.push(Some(Err(e))),
@@ -123,28 +176,51 @@ impl<'a> Batch<'a> {
             whats.push(what);
         }
         let mut ended = scan_all(ready).into_iter();
-        outcomes
-            .into_iter()
-            .zip(whats)
-            .map(|(o, what)| {
-                o.unwrap_or_else(|| {
-                    ended
-                        .next()
-                        .expect("an outcome per scan made")
-                        .map_err(|e| Error::read(label, &what, e))
+        if self.damaged.get() {
+            return None;
+        }
+        Some(
+            outcomes
+                .into_iter()
+                .zip(whats)
+                .map(|(o, what)| {
+                    o.unwrap_or_else(|| {
+                        ended
+                            .next()
+                            .expect("an outcome per scan made")
+                            .map_err(|e| Error::read(label, &what, e))
+                    })
                 })
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
+                .collect::<Vec<_>>()
+                .into_iter(),
+        )
     }
 }
 
-/// `SELECT columns FROM from WHERE condition`, with the condition kept apart (see
-/// [`Batch::rows`]). Columns that cost (subqueries) should be guarded by the condition.
-pub(super) struct Filtered {
-    pub columns: String,
-    pub from: String,
-    pub condition: String,
+/// An SQL row without its first column (the condition of [`Batch::rows`]'s SQL).
+struct AfterFirst<'r, 's>(&'r rusqlite::Row<'s>);
+
+impl Fields for AfterFirst<'_, '_> {
+    fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
+        self.0.get_ref(i + 1)
+    }
+    fn column_name(&self, i: usize) -> &str {
+        Fields::column_name(self.0, i + 1)
+    }
+}
+
+/// What a grouped scan's row gives after its keys, and how a group's time span follows.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Span {
+    /// `start, end`: from start to `MAX(end, start)` (NULL without an end).
+    Closed,
+    /// `start, end` of an NVTX range or mark: to its end, or its start where the end is missing
+    /// or before it.
+    Range,
+    /// `start`: an instant.
+    Instant,
+    /// `start`: only the start counts.
+    StartOnly,
 }
 
 /// The groups of one scan as its rows come. Groups come out in key order, as GROUP BY gives
@@ -166,14 +242,29 @@ impl Grouper {
         }
     }
 
-    pub fn row(&mut self, r: &rusqlite::Row) -> rusqlite::Result<()> {
+    pub fn row(&mut self, r: &dyn Fields, span: Span) -> rusqlite::Result<()> {
         let nkeys = self.nkeys;
         let mut key = [0i64; 4];
         for (i, k) in key.iter_mut().enumerate().take(nkeys) {
-            *k = r.get(i)?;
+            *k = get(r, i)?;
         }
-        let lo: Option<i64> = r.get(nkeys)?;
-        let hi: Option<i64> = r.get(nkeys + 1)?;
+        let start: Option<i64> = get(r, nkeys)?;
+        let (lo, hi) = match span {
+            Span::Instant => (start, start),
+            Span::StartOnly => (start, None),
+            Span::Closed => {
+                let end: Option<i64> = get(r, nkeys + 1)?;
+                (start, end.zip(start).map(|(e, s)| e.max(s)))
+            }
+            Span::Range => {
+                let end: Option<i64> = get(r, nkeys + 1)?;
+                let hi = match (end, start) {
+                    (Some(e), Some(s)) if e >= s => Some(e),
+                    _ => start,
+                };
+                (start, hi)
+            }
+        };
         let g = match self.last {
             Some((k, g)) if k == key => g,
             _ => {
@@ -203,13 +294,4 @@ impl Grouper {
         self.out.sort_unstable_by_key(|g| g.0);
         self.out
     }
-}
-
-/// One grouped scan on its own (see [`Batch::grouped`]).
-pub(super) fn grouped(ex: &Export, what: &str, sql: &str, nkeys: usize) -> Result<Vec<Group>> {
-    let mut groups = Grouper::new(nkeys);
-    let mut batch = Batch::new(ex);
-    batch.grouped(what, Ok(()), || sql.to_owned(), &mut groups);
-    batch.run().next().expect("one scan, one outcome")?;
-    Ok(groups.finish())
 }
