@@ -43,6 +43,9 @@ pub struct ConvertOptions {
     pub keep_window: Option<String>,
     /// Clock alignment of several reports: session-start (default), mpi-init, none.
     pub align: Option<String>,
+    /// How tables are read: "auto" (pages read directly where possible, the default) or "sqlite"
+    /// (every row through SQLite). The output is the same; for benchmarks and tests.
+    pub read_pages: Option<String>,
 }
 
 /// Chunk tags: the whole stream is the archive; `trace` bytes are also the trace file.
@@ -152,6 +155,11 @@ pub fn convert(
         (Some(r), None) => opts.chop = Some(Chop::parse_nvtx(&r).map_err(Error::Usage)?),
         (None, Some(w)) => opts.chop = Some(Chop::parse_window(&w).map_err(Error::Usage)?),
         (None, None) => {}
+    }
+    if let Some(r) = nonempty(&o.read_pages) {
+        opts.read_pages = r
+            .parse()
+            .map_err(|e| Error::Usage(format!("read_pages: {e}")))?;
     }
     if let Some(a) = nonempty(&o.align) {
         opts.align = a.parse().map_err(Error::Usage)?;
