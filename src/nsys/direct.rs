@@ -21,7 +21,8 @@ use crate::sqlfile::{Affinity, Damaged, Pager, Record, Table, TableCursor};
 /// Where a value of a row comes from.
 #[derive(Clone, Debug)]
 enum Src {
-    Column(usize),
+    /// A column stored in the record (not the rowid's alias), with its affinity.
+    Column(usize, Affinity),
     Rowid,
     Int(i64),
     Null,
@@ -69,9 +70,18 @@ impl Plan {
             let i = table.column(name)?;
             (!table.columns[i].has_default).then_some(i)
         };
-        fn src(v: &Val, column: &dyn Fn(&str) -> Option<usize>) -> Option<Src> {
+        let column_src = |name: &str| -> Option<Src> {
+            let i = column(name)?;
+            let c = &table.columns[i];
+            Some(if c.rowid_alias {
+                Src::Rowid
+            } else {
+                Src::Column(i, c.affinity)
+            })
+        };
+        fn src(v: &Val, column: &dyn Fn(&str) -> Option<Src>) -> Option<Src> {
             Some(match v {
-                Val::Column(c) => Src::Column(column(c)?),
+                Val::Column(c) => column(c)?,
                 Val::Rowid => Src::Rowid,
                 Val::Int(k) => Src::Int(*k),
                 Val::Null => Src::Null,
@@ -99,14 +109,14 @@ impl Plan {
         let Some(outputs) = select
             .outputs
             .iter()
-            .map(|(_, v)| src(v, &column))
+            .map(|(_, v)| src(v, &column_src))
             .collect::<Option<Vec<Src>>>()
         else {
             return Ok(None);
         };
         fn last(s: &Src) -> Option<usize> {
             match s {
-                Src::Column(i) => Some(*i),
+                Src::Column(i, _) => Some(*i),
                 Src::Coalesce(inner, _) => last(inner),
                 _ => None,
             }
@@ -146,9 +156,10 @@ impl Plan {
         self.eval(row, &self.outputs[i])
     }
 
+    #[inline]
     fn eval<'p>(&self, row: &Row<'p, '_>, src: &Src) -> ValueRef<'p> {
         match src {
-            Src::Column(i) => self.table.value(row.record, row.payload, row.rowid, *i),
+            Src::Column(i, affinity) => row.record.value(row.payload, *i, *affinity),
             Src::Rowid => ValueRef::Integer(row.rowid),
             Src::Int(k) => ValueRef::Integer(*k),
             Src::Null => ValueRef::Null,

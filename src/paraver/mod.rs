@@ -5,6 +5,7 @@ pub mod cfg;
 pub mod check;
 pub mod events;
 pub mod gzip;
+mod line;
 pub mod mpi;
 pub mod pcf;
 pub mod prv;

@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::io::Write;
 
 use super::events::*;
+use super::line::{push_u64, Piece};
 use super::states;
 use super::window::{Cut, Window};
 use crate::error::{Error, Result};
@@ -67,7 +68,7 @@ struct Pending {
     /// Among ends at the same time, the range that started later (the inner one) closes first.
     tiebreak: Reverse<Ns>,
     seq: u64,
-    line: String,
+    line: Vec<u8>,
 }
 
 /// Per-thread state bookkeeping.
@@ -92,8 +93,8 @@ pub struct ParaverWriter<'w> {
     ids: Vec<(u32, u32)>,
     /// Per model thread: `2:0:1:task:thread:` and `1:0:1:task:thread:`, the start of its event
     /// and state lines.
-    event_prefix: Vec<String>,
-    state_prefix: Vec<String>,
+    event_prefix: Vec<Piece>,
+    state_prefix: Vec<Piece>,
     threads: Vec<ThreadState>,
     is_gpu: Vec<bool>,
     /// Process of every thread (correlation ids are per process).
@@ -121,9 +122,12 @@ pub struct ParaverWriter<'w> {
     /// Body lines not yet handed to `prv` (see [`OUT_CHUNK`]).
     out: Vec<u8>,
     /// The line being built (reused for every line written at once).
-    line: String,
+    line: Vec<u8>,
     /// Buffers of pending lines already written, reused by [`Self::schedule`]d lines.
-    spare: Vec<String>,
+    spare: Vec<Vec<u8>>,
+    /// An interval's event pairs and their labels, built per record (kept to reuse).
+    pairs: Vec<(u32, u64)>,
+    labels: Vec<ValueLabels>,
 }
 
 impl<'w> ParaverWriter<'w> {
@@ -157,8 +161,10 @@ impl<'w> ParaverWriter<'w> {
             domain_names: Vec::new(),
             lines_written: 0,
             out: Vec::with_capacity(OUT_CHUNK + 256),
-            line: String::new(),
+            line: Vec::new(),
             spare: Vec::new(),
+            pairs: Vec::new(),
+            labels: Vec::new(),
         }
     }
 
@@ -167,25 +173,26 @@ impl<'w> ParaverWriter<'w> {
         self.lines_written
     }
 
-    fn write_line(&mut self, line: &str) -> Result<()> {
+    fn write_line(&mut self, line: &[u8]) -> Result<()> {
         if let Some(w) = self.window.as_mut() {
+            let line = std::str::from_utf8(line).expect("the writer's lines are ASCII");
             match w.cut(line) {
                 Cut::Drop => return Ok(()),
-                Cut::Keep(l) => return self.write_raw(&l),
+                Cut::Keep(l) => return self.write_raw(l.as_bytes()),
                 Cut::OpenThenKeep(pre, l) => {
                     for p in pre {
-                        self.write_raw(&p)?;
+                        self.write_raw(p.as_bytes())?;
                     }
-                    return self.write_raw(&l);
+                    return self.write_raw(l.as_bytes());
                 }
             }
         }
         self.write_raw(line)
     }
 
-    fn write_raw(&mut self, line: &str) -> Result<()> {
+    fn write_raw(&mut self, line: &[u8]) -> Result<()> {
         self.lines_written += 1;
-        self.out.extend_from_slice(line.as_bytes());
+        self.out.extend_from_slice(line);
         self.out.push(b'\n');
         if self.out.len() >= OUT_CHUNK {
             self.flush_out()?;
@@ -201,7 +208,7 @@ impl<'w> ParaverWriter<'w> {
     }
 
     /// Builds a line in the reused buffer and writes it.
-    fn write_built(&mut self, build: impl FnOnce(&Self, &mut String)) -> Result<()> {
+    fn write_built(&mut self, build: impl FnOnce(&Self, &mut Vec<u8>)) -> Result<()> {
         let mut line = std::mem::take(&mut self.line);
         line.clear();
         build(self, &mut line);
@@ -211,7 +218,7 @@ impl<'w> ParaverWriter<'w> {
     }
 
     /// An empty buffer for a line that will wait in `pending`.
-    fn spare_line(&mut self) -> String {
+    fn spare_line(&mut self) -> Vec<u8> {
         let mut line = self.spare.pop().unwrap_or_default();
         line.clear();
         line
@@ -228,7 +235,7 @@ impl<'w> ParaverWriter<'w> {
         Ok(())
     }
 
-    fn schedule(&mut self, time: Ns, class: u8, tiebreak: Ns, line: String) {
+    fn schedule(&mut self, time: Ns, class: u8, tiebreak: Ns, line: Vec<u8>) {
         self.seq += 1;
         self.pending.push(Reverse(Pending {
             time,
@@ -253,36 +260,34 @@ impl<'w> ParaverWriter<'w> {
     /// that closes an interval), appended to `s`.
     fn event_line(
         &self,
-        s: &mut String,
+        s: &mut Vec<u8>,
         thread: ThreadId,
         time: Ns,
         pairs: &[(u32, u64)],
         ends: bool,
     ) {
-        let mut b = itoa::Buffer::new();
-        s.push_str(&self.event_prefix[thread.0 as usize]);
-        s.push_str(b.format(time));
+        self.event_prefix[thread.0 as usize].push_to(s);
+        push_u64(s, time);
         for (t, v) in pairs {
-            s.push(':');
-            s.push_str(b.format(*t));
+            s.push(b':');
+            push_u64(s, u64::from(*t));
             if ends {
-                s.push_str(":0");
+                s.extend_from_slice(b":0");
             } else {
-                s.push(':');
-                s.push_str(b.format((*v).min(MAX_EVENT_VALUE)));
+                s.push(b':');
+                push_u64(s, (*v).min(MAX_EVENT_VALUE));
             }
         }
     }
 
     /// `1:0:1:task:thread:begin:end:state`, appended to `s`.
-    fn state_line(&self, s: &mut String, thread: ThreadId, begin: Ns, end: Ns, state: u32) {
-        let mut b = itoa::Buffer::new();
-        s.push_str(&self.state_prefix[thread.0 as usize]);
-        s.push_str(b.format(begin));
-        s.push(':');
-        s.push_str(b.format(end));
-        s.push(':');
-        s.push_str(b.format(state));
+    fn state_line(&self, s: &mut Vec<u8>, thread: ThreadId, begin: Ns, end: Ns, state: u32) {
+        self.state_prefix[thread.0 as usize].push_to(s);
+        push_u64(s, begin);
+        s.push(b':');
+        push_u64(s, end);
+        s.push(b':');
+        push_u64(s, u64::from(state));
     }
 
     /// Writes an interval's begin line now and schedules its end line (same types, value 0).
@@ -424,14 +429,19 @@ impl<'w> ParaverWriter<'w> {
             return Ok(());
         }
         use ValueLabels::*;
-        let (mut pairs, mut labels): (Vec<(u32, u64)>, Vec<ValueLabels>) = match &op.kind {
+        // The pairs are built in buffers kept between records (no allocation per operation).
+        let mut pairs = std::mem::take(&mut self.pairs);
+        let mut labels = std::mem::take(&mut self.labels);
+        pairs.clear();
+        labels.clear();
+        match &op.kind {
             GpuOpKind::Kernel(k) => {
                 let ty = if k.class == KernelClass::Communication {
                     COMM_KERNEL
                 } else {
                     KERNEL
                 };
-                let mut pairs = vec![
+                pairs.extend_from_slice(&[
                     (ty, Self::name_value(k.name)),
                     (KERNEL_SHORT_NAME, Self::name_value(k.short_name)),
                     (GRID_X, u64::from(k.grid[0])),
@@ -449,48 +459,50 @@ impl<'w> ParaverWriter<'w> {
                         u64::from(k.local_memory_per_thread),
                     ),
                     (CORRELATION_ID, op.correlation_id),
-                ];
-                let mut labels = vec![Names, Names];
+                ]);
+                labels.extend([Names, Names]);
                 labels.resize(pairs.len(), Numeric);
                 if k.class == KernelClass::Communication {
                     self.nccl_kernel_pairs(op, k.name, names, &mut pairs, &mut labels);
                 }
-                (pairs, labels)
             }
-            GpuOpKind::Memcpy(m) => (
-                vec![
+            GpuOpKind::Memcpy(m) => {
+                pairs.extend_from_slice(&[
                     (GPU_MEMORY_OP, memcpy_value(m.copy_kind)),
                     (MEMORY_OP_BYTES, m.bytes),
                     (MEMCPY_SRC_KIND, m.src_kind.map_or(0, mem_kind_value)),
                     (MEMCPY_DST_KIND, m.dst_kind.map_or(0, mem_kind_value)),
                     (CORRELATION_ID, op.correlation_id),
-                ],
-                vec![MemoryOps, Numeric, MemKinds, MemKinds, Numeric],
-            ),
-            GpuOpKind::Memset(m) => (
-                vec![
+                ]);
+                labels.extend_from_slice(&[MemoryOps, Numeric, MemKinds, MemKinds, Numeric]);
+            }
+            GpuOpKind::Memset(m) => {
+                pairs.extend_from_slice(&[
                     (GPU_MEMORY_OP, MEMSET_OP_VALUE),
                     (MEMORY_OP_BYTES, m.bytes),
                     (MEMSET_VALUE, m.value),
                     (CORRELATION_ID, op.correlation_id),
-                ],
-                vec![MemoryOps, Numeric, Numeric, Numeric],
-            ),
-            GpuOpKind::Graph(gx) => (
-                vec![
+                ]);
+                labels.extend_from_slice(&[MemoryOps, Numeric, Numeric, Numeric]);
+            }
+            GpuOpKind::Graph(gx) => {
+                pairs.extend_from_slice(&[
                     (GRAPH_EXEC, Self::name_value(gx.name)),
                     (GRAPH_ID, gx.graph_id),
                     (GRAPH_EXEC_ID, gx.exec_id),
                     (CORRELATION_ID, op.correlation_id),
-                ],
-                vec![Names, Numeric, Numeric, Numeric],
-            ),
-        };
+                ]);
+                labels.extend_from_slice(&[Names, Numeric, Numeric, Numeric]);
+            }
+        }
         if let Some(node) = op.graph_node_id {
             pairs.push((GRAPH_NODE_ID, node));
             labels.push(Numeric);
         }
-        self.interval(op.thread, op.start, op.end, &pairs, &labels)
+        let written = self.interval(op.thread, op.start, op.end, &pairs, &labels);
+        self.pairs = pairs;
+        self.labels = labels;
+        written
     }
 
     fn host(&mut self, call: &HostCall, names: &Names) -> Result<()> {
@@ -661,27 +673,32 @@ impl<'w> ParaverWriter<'w> {
             LinkKind::Launch => TAG_LAUNCH,
             LinkKind::Memory => TAG_MEMORY,
         };
-        let mut b = itoa::Buffer::new();
-        let mut s = String::with_capacity(96);
-        s.push_str("3:0:1:");
-        for v in [u64::from(st), u64::from(sth), l.send, l.send] {
-            s.push_str(b.format(v));
-            s.push(':');
-        }
-        s.push_str("0:1:");
-        for v in [
+        let recv = [
             u64::from(rt),
             u64::from(rth),
             l.recv,
             l.recv,
             l.bytes.min(MAX_EVENT_VALUE),
             tag,
-        ] {
-            s.push_str(b.format(v));
-            s.push(':');
-        }
-        s.pop();
-        self.write_line(&s)
+        ];
+        self.write_communication([u64::from(st), u64::from(sth), l.send, l.send], recv)
+    }
+
+    /// `3:0:1:task:thread:lsend:psend:0:1:task:thread:lrecv:precv:size:tag`, written.
+    fn write_communication(&mut self, send: [u64; 4], recv: [u64; 6]) -> Result<()> {
+        self.write_built(|_, s| {
+            s.extend_from_slice(b"3:0:1:");
+            for v in send {
+                push_u64(s, v);
+                s.push(b':');
+            }
+            s.extend_from_slice(b"0:1:");
+            for v in recv {
+                push_u64(s, v);
+                s.push(b':');
+            }
+            s.pop();
+        })
     }
 }
 
@@ -727,27 +744,15 @@ impl ParaverWriter<'_> {
     fn message(&mut self, m: &Message) -> Result<()> {
         let (st, sth) = self.ids[m.from.0 as usize];
         let (rt, rth) = self.ids[m.to.0 as usize];
-        let mut b = itoa::Buffer::new();
-        let mut s = String::with_capacity(96);
-        s.push_str("3:0:1:");
-        for v in [u64::from(st), u64::from(sth), m.send, m.send] {
-            s.push_str(b.format(v));
-            s.push(':');
-        }
-        s.push_str("0:1:");
-        for v in [
+        let recv = [
             u64::from(rt),
             u64::from(rth),
             m.recv_posted,
             m.recv,
             m.bytes.min(MAX_EVENT_VALUE),
             m.tag.min(MAX_EVENT_VALUE),
-        ] {
-            s.push_str(b.format(v));
-            s.push(':');
-        }
-        s.pop();
-        self.write_line(&s)
+        ];
+        self.write_communication([u64::from(st), u64::from(sth), m.send, m.send], recv)
     }
 }
 
@@ -762,8 +767,10 @@ impl Sink for ParaverWriter<'_> {
         self.ids = o.paraver_ids();
         let prefix = |kind| {
             let ids = self.ids.iter();
-            ids.map(|(task, th)| format!("{kind}:0:1:{task}:{th}:"))
-                .collect()
+            ids.map(|(task, th)| {
+                Piece::new(&format!("{kind}:0:1:{task}:{th}:")).expect("two u32s fit a piece")
+            })
+            .collect()
         };
         self.event_prefix = prefix(2);
         self.state_prefix = prefix(1);
@@ -856,7 +863,7 @@ impl Sink for ParaverWriter<'_> {
         self.flush_until(Ns::MAX)?;
         if let Some(w) = self.window.as_mut() {
             for line in w.close() {
-                self.write_raw(&line)?;
+                self.write_raw(line.as_bytes())?;
             }
         }
         self.flush_out()?;

@@ -60,7 +60,7 @@ impl Damaged {
 
 /// Reads a big-endian varint of SQLite's format at `at` in `b`: its value and its length (1–9
 /// bytes), or `None` when `b` ends first.
-#[inline]
+#[inline(always)]
 pub(crate) fn varint(b: &[u8], at: usize) -> Option<(u64, usize)> {
     let first = *b.get(at)?;
     if first < 0x80 {

@@ -49,7 +49,10 @@ impl Record {
     pub fn parse(&mut self, payload: &[u8], upto: usize) -> Result<(), Damaged> {
         self.cols.clear();
         let bad = |why: &str| Damaged(format!("a record's header {why}"));
-        let (header_len, n) = varint(payload, 0).ok_or_else(|| bad("is cut short"))?;
+        let (header_len, n) = match payload.first() {
+            Some(&b) if b < 0x80 => (u64::from(b), 1),
+            _ => varint(payload, 0).ok_or_else(|| bad("is cut short"))?,
+        };
         let header_len = usize::try_from(header_len)
             .ok()
             .filter(|&h| h >= n && h <= payload.len())
@@ -57,21 +60,29 @@ impl Record {
         let header = &payload[..header_len];
         let (mut at, mut offset) = (n, header_len);
         while at < header_len && self.cols.len() < upto {
-            let (serial, n) = varint(header, at).ok_or_else(|| bad("is cut short"))?;
-            at += n;
+            // Serial types below 128 (every one but long text and blobs) are one byte.
+            let serial = match header[at] {
+                b if b < 0x80 => {
+                    at += 1;
+                    u64::from(b)
+                }
+                _ => {
+                    let (serial, n) = varint(header, at).ok_or_else(|| bad("is cut short"))?;
+                    at += n;
+                    serial
+                }
+            };
             let size = match serial {
-                0 | 8 | 9 => 0,
-                1..=4 => serial as usize,
-                5 => 6,
-                6 | 7 => 8,
+                0..=9 => usize::from(FIXED_SIZES[serial as usize]),
                 10 | 11 => return Err(bad(&format!("has the reserved serial type {serial}"))),
                 _ => usize::try_from((serial - 12) / 2).unwrap_or(usize::MAX),
             };
             self.cols.push((serial, offset));
-            offset = offset
-                .checked_add(size)
-                .filter(|&end| end <= payload.len())
-                .ok_or_else(|| bad("gives values beyond the record's end"))?;
+            offset = offset.saturating_add(size);
+        }
+        // Sizes only add up: the last value's end bounds them all.
+        if offset > payload.len() {
+            return Err(bad("gives values beyond the record's end"));
         }
         Ok(())
     }
@@ -83,14 +94,12 @@ impl Record {
         let Some(&(serial, at)) = self.cols.get(i) else {
             return ValueRef::Null;
         };
+        // Big-endian two's complement of 1–8 bytes, sign-extended.
         let int = |len: usize| {
-            // Big-endian two's complement of 1–8 bytes, sign-extended.
-            let b = &payload[at..at + len];
-            let mut v = i64::from(b[0] as i8);
-            for &x in &b[1..] {
-                v = (v << 8) | i64::from(x);
-            }
-            v
+            let mut b = [0u8; 8];
+            b[8 - len..].copy_from_slice(&payload[at..at + len]);
+            let shift = 64 - 8 * len as u32;
+            (i64::from_be_bytes(b) << shift) >> shift
         };
         let v = match serial {
             0 => return ValueRef::Null,
@@ -98,9 +107,7 @@ impl Record {
             5 => int(6),
             6 => int(8),
             7 => {
-                let mut b = [0u8; 8];
-                b.copy_from_slice(&payload[at..at + 8]);
-                let x = f64::from_bits(u64::from_be_bytes(b));
+                let x = f64::from_bits(int(8) as u64);
                 // SQLite reads a stored NaN as NULL.
                 return if x.is_nan() {
                     ValueRef::Null
@@ -127,6 +134,9 @@ impl Record {
         }
     }
 }
+
+/// Bytes of the values of serial types 0–9 (10 and 11 are reserved; 12 and up are lengths).
+const FIXED_SIZES: [u8; 10] = [0, 1, 2, 3, 4, 6, 8, 8, 0, 0];
 
 #[cfg(test)]
 mod tests {
