@@ -17,29 +17,49 @@ const PAIRS: &[u8; 200] = b"\
 /// Digits of the largest u64.
 const MAX_DIGITS: usize = 20;
 
-/// Appends `v` in decimal.
+/// Appends `v` in decimal, its digits written straight into the buffer's spare room.
+///
+/// The digits come two at a time in 32-bit arithmetic, after one 64-bit division per eight digits
+/// above 2^32: wasm has no 64-bit multiply-high, so a 64-bit division by a constant stays a
+/// division there (`itoa`-style 64-bit pairs were 12 % of the browser's conversion).
 #[inline]
 pub fn push_u64(out: &mut Vec<u8>, v: u64) {
     let n = digits(v);
-    let mut buf = [0u8; MAX_DIGITS];
-    let (mut i, mut x) = (n, v);
-    while x >= 100 {
-        let d = (x % 100) as usize * 2;
-        x /= 100;
-        i -= 2;
-        buf[i] = PAIRS[d];
-        buf[i + 1] = PAIRS[d + 1];
-    }
-    if x >= 10 {
-        let d = x as usize * 2;
-        buf[0] = PAIRS[d];
-        buf[1] = PAIRS[d + 1];
-    } else {
-        buf[0] = b'0' + x as u8;
-    }
+    out.reserve(MAX_DIGITS);
     let len = out.len();
-    out.extend_from_slice(&buf);
-    out.truncate(len + n);
+    let room = &mut out.spare_capacity_mut()[..n];
+    let mut i = n;
+    let mut pair = |i: &mut usize, d: u32| {
+        *i -= 2;
+        room[*i].write(PAIRS[d as usize * 2]);
+        room[*i + 1].write(PAIRS[d as usize * 2 + 1]);
+    };
+    let mut x = v;
+    while x > u64::from(u32::MAX) {
+        let low = (x % 100_000_000) as u32;
+        x /= 100_000_000;
+        let (mut y, mut k) = (low, 0);
+        while k < 4 {
+            pair(&mut i, y % 100);
+            y /= 100;
+            k += 1;
+        }
+    }
+    let mut y = x as u32;
+    while y >= 100 {
+        pair(&mut i, y % 100);
+        y /= 100;
+    }
+    if y >= 10 {
+        pair(&mut i, y);
+    } else {
+        i -= 1;
+        room[i].write(b'0' + y as u8);
+    }
+    debug_assert_eq!(i, 0);
+    // SAFETY: the digits above filled `room`, all `n` bytes after `len` (digits(v) of them, from
+    // the end), within the capacity reserved.
+    unsafe { out.set_len(len + n) };
 }
 
 /// Number of decimal digits of `v`: log10 from the bit length (× 1233 / 4096 ≈ log10 2), then

@@ -94,20 +94,26 @@ impl Record {
         let Some(&(serial, at)) = self.cols.get(i) else {
             return ValueRef::Null;
         };
-        // Big-endian two's complement of 1–8 bytes, sign-extended.
-        let int = |len: usize| {
-            let mut b = [0u8; 8];
-            b[8 - len..].copy_from_slice(&payload[at..at + len]);
-            let shift = 64 - 8 * len as u32;
-            (i64::from_be_bytes(b) << shift) >> shift
-        };
+        // Big-endian two's complement of 1, 2, 3, 4, 6 or 8 bytes, sign-extended (each width
+        // read as a fixed-size array: no copy of a variable length).
+        let b = |n: usize| &payload[at..at + n];
+        let be8 = || i64::from_be_bytes(b(8).try_into().expect("8 bytes"));
         let v = match serial {
             0 => return ValueRef::Null,
-            1..=4 => int(serial as usize),
-            5 => int(6),
-            6 => int(8),
+            1 => i64::from(payload[at] as i8),
+            2 => i64::from(i16::from_be_bytes(b(2).try_into().expect("2 bytes"))),
+            3 => {
+                let x = b(3);
+                i64::from(i32::from_be_bytes([x[0], x[1], x[2], 0]) >> 8)
+            }
+            4 => i64::from(i32::from_be_bytes(b(4).try_into().expect("4 bytes"))),
+            5 => {
+                let x = b(6);
+                i64::from_be_bytes([x[0], x[1], x[2], x[3], x[4], x[5], 0, 0]) >> 16
+            }
+            6 => be8(),
             7 => {
-                let x = f64::from_bits(int(8) as u64);
+                let x = f64::from_bits(be8() as u64);
                 // SQLite reads a stored NaN as NULL.
                 return if x.is_nan() {
                     ValueRef::Null
