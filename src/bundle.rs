@@ -126,35 +126,130 @@ pub fn write_bundle<W: ZipSink>(
     progress: &mut ProgressFn,
 ) -> Result<(Bundled, W)> {
     let names = bopts.names();
-    let io = |e| Error::write("the bundle", e);
     let mut zip = ZipWriter::new(out);
+    zip.start(&format!("{}/{}", names.folder, names.prv), Method::Stored)
+        .map_err(io)?;
+    let converted = if let Some(level) = bopts.gzip {
+        // Same writer as `prvsight convert -o x.prv.gz`: identical bytes at the same level.
+        let mut gz = GzipWriter::new(&mut zip, level, opts);
+        let converted = convert(exports, opts, bopts, &mut gz, progress)?;
+        gz.finish().map_err(io)?;
+        converted
+    } else {
+        // The writer hands its lines over 64 KiB at a time (and flushes at the end) already.
+        convert(exports, opts, bopts, &mut zip, progress)?
+    };
+    zip.finish_entry().map_err(io)?;
+    write_rest(zip, converted, opts, names)
+}
+
+/// A bundle whose trace is gzipped by someone else: the browser's page has a second worker do
+/// it while the first converts. The plain .prv goes to `trace` as it is written; the archive
+/// gets the trace entry's header now and everything after the entry from
+/// [`PendingBundle::finish`], once the .prv.gz is made (by [`GzipStream`] at `bopts.gzip`'s
+/// level): the archive is then the bytes written to `out` before `finish`, the .prv.gz, and the
+/// bytes `finish` writes — byte for byte what [`write_bundle`] writes.
+///
+/// [`GzipStream`]: crate::paraver::gzip::GzipStream
+pub fn write_bundle_trace_elsewhere<W: ZipSink>(
+    exports: &[Export],
+    opts: &Options,
+    bopts: &BundleOptions,
+    out: W,
+    trace: &mut dyn std::io::Write,
+    progress: &mut ProgressFn,
+) -> Result<PendingBundle<W>> {
+    if bopts.gzip.is_none() {
+        return Err(Error::Usage(
+            "a bundle's trace is made elsewhere only when it is gzipped".into(),
+        ));
+    }
+    let names = bopts.names();
+    let mut zip = ZipWriter::new(out);
+    zip.start(&format!("{}/{}", names.folder, names.prv), Method::Stored)
+        .map_err(io)?;
+    let converted = convert(exports, opts, bopts, trace, progress)?;
+    Ok(PendingBundle {
+        zip,
+        converted,
+        opts: opts.clone(),
+        names,
+    })
+}
+
+/// A bundle waiting for its trace entry's data (see [`write_bundle_trace_elsewhere`]).
+pub struct PendingBundle<W: ZipSink> {
+    zip: ZipWriter<W>,
+    converted: Converted,
+    opts: Options,
+    names: BundleNames,
+}
+
+impl<W: ZipSink> PendingBundle<W> {
+    /// Writes the rest of the archive, the .prv.gz being `size` bytes of CRC-32 `crc`.
+    pub fn finish(mut self, crc: u32, size: u64) -> Result<(Bundled, W)> {
+        self.zip.finish_stored_elsewhere(crc, size).map_err(io)?;
+        write_rest(self.zip, self.converted, &self.opts, self.names)
+    }
+
+    /// The destination, e.g. to flush the entry's header out before the trace's bytes.
+    pub fn get_mut(&mut self) -> &mut W {
+        self.zip.get_mut()
+    }
+}
+
+/// What the pass leaves for the archive's other entries.
+struct Converted {
+    summary: Summary,
+    pcf: Vec<u8>,
+    row: Vec<u8>,
+    metrics: Option<MetricsSink>,
+}
+
+fn io(e: std::io::Error) -> Error {
+    Error::write("the bundle", e)
+}
+
+/// The pass: the trace to `trace`; the labels, names and metrics kept for the other entries.
+fn convert(
+    exports: &[Export],
+    opts: &Options,
+    bopts: &BundleOptions,
+    trace: &mut dyn std::io::Write,
+    progress: &mut ProgressFn,
+) -> Result<Converted> {
     let (mut pcf, mut row) = (Vec::new(), Vec::new());
     let mut metrics = match &bopts.metrics {
         Some(m) => Some(MetricsSink::new(m.clone())?),
         None => None,
     };
-    zip.start(&format!("{}/{}", names.folder, names.prv), Method::Stored)
-        .map_err(io)?;
-    let summary = if let Some(level) = bopts.gzip {
-        // Same writer as `prvsight convert -o x.prv.gz`: identical bytes at the same level.
-        let mut gz = GzipWriter::new(&mut zip, level, opts);
-        let summary = {
-            let mut w =
-                ParaverWriter::new(Box::new(&mut gz), Box::new(&mut pcf), Box::new(&mut row));
-            run(exports, opts, &mut w, metrics.as_mut(), progress)?
-        };
-        gz.finish().map_err(io)?;
-        summary
-    } else {
-        // The writer hands its lines over 64 KiB at a time (and flushes at the end) already.
-        let mut w = ParaverWriter::new(Box::new(&mut zip), Box::new(&mut pcf), Box::new(&mut row));
-        run(exports, opts, &mut w, metrics.as_mut(), progress)?
+    let summary = {
+        let mut w = ParaverWriter::new(Box::new(trace), Box::new(&mut pcf), Box::new(&mut row));
+        match metrics.as_mut() {
+            Some(m) => pipeline::run(exports, opts, &mut [&mut w as &mut dyn Sink, m], progress)?,
+            None => pipeline::run(exports, opts, &mut [&mut w as &mut dyn Sink], progress)?,
+        }
     };
-    zip.finish_entry().map_err(io)?;
+    Ok(Converted {
+        summary,
+        pcf,
+        row,
+        metrics,
+    })
+}
+
+/// The entries after the trace's (labels, names, cfgs, metrics, README) and the central
+/// directory.
+fn write_rest<W: ZipSink>(
+    mut zip: ZipWriter<W>,
+    c: Converted,
+    opts: &Options,
+    names: BundleNames,
+) -> Result<(Bundled, W)> {
     let folder = &names.folder;
-    zip.add(&format!("{folder}/{}", names.pcf), Method::Deflate, &pcf)
+    zip.add(&format!("{folder}/{}", names.pcf), Method::Deflate, &c.pcf)
         .map_err(io)?;
-    zip.add(&format!("{folder}/{}", names.row), Method::Deflate, &row)
+    zip.add(&format!("{folder}/{}", names.row), Method::Deflate, &c.row)
         .map_err(io)?;
     for (path, text) in cfgs() {
         zip.add(
@@ -164,7 +259,7 @@ pub fn write_bundle<W: ZipSink>(
         )
         .map_err(io)?;
     }
-    let metrics = metrics.map(MetricsSink::into_report).transpose()?;
+    let metrics = c.metrics.map(MetricsSink::into_report).transpose()?;
     let metrics_json = match &metrics {
         Some(m) => Some(m.to_json()?.into_bytes()),
         None => None,
@@ -173,7 +268,7 @@ pub fn write_bundle<W: ZipSink>(
         zip.add(&format!("{folder}/metrics.json"), Method::Deflate, m)
             .map_err(io)?;
     }
-    let readme = readme(&summary, opts, &names, metrics_json.is_some());
+    let readme = readme(&c.summary, opts, &names, metrics_json.is_some());
     zip.add(
         &format!("{folder}/README.txt"),
         Method::Deflate,
@@ -183,30 +278,16 @@ pub fn write_bundle<W: ZipSink>(
     let out = zip.finish().map_err(io)?;
     Ok((
         Bundled {
-            summary,
+            summary: c.summary,
             names,
-            pcf,
-            row,
+            pcf: c.pcf,
+            row: c.row,
             readme,
             metrics,
             metrics_json,
         },
         out,
     ))
-}
-
-/// One pass feeding the trace writer and, when asked, the metrics.
-fn run(
-    exports: &[Export],
-    opts: &Options,
-    writer: &mut ParaverWriter,
-    metrics: Option<&mut MetricsSink>,
-    progress: &mut ProgressFn,
-) -> Result<Summary> {
-    match metrics {
-        Some(m) => pipeline::run(exports, opts, &mut [writer as &mut dyn Sink, m], progress),
-        None => pipeline::run(exports, opts, &mut [writer as &mut dyn Sink], progress),
-    }
 }
 
 /// The README.txt of a bundle. Only facts from the trace, no clock time: the same inputs give

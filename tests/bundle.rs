@@ -341,3 +341,55 @@ fn cli_gzip_level_is_checked_and_changes_only_the_compression() {
     assert!(sizes[1] < sizes[0], "{sizes:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The page's split of a bundle: one worker converts and writes the archive around the trace
+/// entry, a second gzips the plain trace it is handed in 1 MiB pieces; the archive put together
+/// from the three parts is byte for byte `prvsight bundle`'s.
+#[test]
+fn a_bundle_whose_trace_is_gzipped_elsewhere_is_the_same_archive() {
+    use prvsight::bundle::write_bundle_trace_elsewhere;
+    use prvsight::paraver::gzip::GzipStream;
+    let mut inputs = vec![vec![sample()]];
+    if let (Some(shared), Some(root)) = (common::shared_inputs(), common::shared_traces()) {
+        // A multi-rank set, and an export with NVTX ranges and two GPUs.
+        inputs.extend(shared.into_iter().filter(|p| p.len() > 1).take(1));
+        inputs.push(vec![root.join("mfu_2gpu_before.sqlite")]);
+    }
+    assert!(inputs.iter().flatten().all(|f| f.exists()));
+    for paths in &inputs {
+        let bopts = BundleOptions {
+            stem: "run".into(),
+            gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
+            metrics: Some(MetricsOptions::default()),
+        };
+        let (whole, recorded) = bundle(paths, &bopts);
+        let exports: Vec<Export> = paths.iter().map(|p| Export::open_path(p).unwrap()).collect();
+        let mut plain = Vec::new();
+        let pending = write_bundle_trace_elsewhere(
+            &exports,
+            &Options::default(),
+            &bopts,
+            Recording::default(),
+            &mut plain,
+            &mut |_| true,
+        )
+        .unwrap();
+        let mut gz = GzipStream::new(bopts.gzip.unwrap());
+        let mut trace = Vec::new();
+        for piece in plain.chunks(1 << 20) {
+            trace.extend(gz.write(piece).unwrap());
+        }
+        let (last, crc, size) = gz.finish().unwrap();
+        trace.extend(last);
+        let (split, tail) = pending.finish(crc, size).unwrap();
+        let what = paths[0].display();
+        assert_eq!(split.summary.records, whole.summary.records, "{what}");
+        // The head is the trace entry's header; the tail starts with its data descriptor.
+        let (_, at, end) = recorded.stored[0].clone();
+        assert_eq!(tail.bytes[..at], recorded.bytes[..at], "{what}: the entry header");
+        assert!(tail.bytes.len() > at);
+        let assembled = [&tail.bytes[..at], &trace[..], &tail.bytes[at..]].concat();
+        assert_eq!(trace, recorded.bytes[at..end], "{what}: the .prv.gz");
+        assert_eq!(assembled, recorded.bytes, "{what}: the archive");
+    }
+}

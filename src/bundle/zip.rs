@@ -104,6 +104,9 @@ struct Open {
     data_offset: u64,
     crc: Crc,
     size: u64,
+    /// The CRC-32 of data that went to the destination another way (see
+    /// [`ZipWriter::finish_stored_elsewhere`]).
+    elsewhere_crc: Option<u32>,
 }
 
 struct Done {
@@ -180,6 +183,7 @@ impl<W: ZipSink> ZipWriter<W> {
             data_offset,
             crc: Crc::new(),
             size: 0,
+            elsewhere_crc: None,
         });
         if method == Method::Deflate {
             let Out::Plain(w) = std::mem::replace(&mut self.out, Out::Gone) else {
@@ -213,7 +217,7 @@ impl<W: ZipSink> ZipWriter<W> {
             w.inner.stored_data_end();
         }
         let compressed = w.count - open.data_offset;
-        let crc = open.crc.sum();
+        let crc = open.elsewhere_crc.unwrap_or_else(|| open.crc.sum());
         let mut d = Vec::with_capacity(16);
         d.extend_from_slice(&0x0807_4b50u32.to_le_bytes());
         d.extend_from_slice(&crc.to_le_bytes());
@@ -229,6 +233,33 @@ impl<W: ZipSink> ZipWriter<W> {
             size: open.size,
         });
         Ok(())
+    }
+
+    /// Ends the open stored entry, whose data reached the destination another way than through
+    /// this writer (in the browser, the .prv.gz made by a second worker and placed after the
+    /// bytes written so far): `size` bytes of CRC-32 `crc`, counted as if written here, so the
+    /// rest of the archive is the same as when they are.
+    pub fn finish_stored_elsewhere(&mut self, crc: u32, size: u64) -> io::Result<()> {
+        let limit = self.limit;
+        let Some(open) = self.open.as_mut() else {
+            return Err(io::Error::other("zip: no open entry to finish"));
+        };
+        if open.method != Method::Stored || open.size != 0 {
+            return Err(io::Error::other(
+                "zip: only an empty stored entry can have its data elsewhere",
+            ));
+        }
+        if size > limit {
+            return Err(too_large(&open.name));
+        }
+        open.size = size;
+        open.elsewhere_crc = Some(crc);
+        let w = self.plain()?;
+        if w.count + size > w.limit {
+            return Err(too_large("the archive"));
+        }
+        w.count += size;
+        self.finish_entry()
     }
 
     /// Writes the central directory and returns the sink.
@@ -354,6 +385,35 @@ mod tests {
             let (n, at) = self.open.take().unwrap();
             self.marks.push((n, at, self.bytes.len()));
         }
+    }
+
+    #[test]
+    fn an_entry_written_elsewhere_gives_the_same_archive_once_its_bytes_are_put_in() {
+        let data: Vec<u8> = (0..70_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let whole = {
+            let mut z = ZipWriter::new(Vec::new());
+            z.add("t/trace.prv.gz", Method::Stored, &data).unwrap();
+            z.add("t/a.pcf", Method::Deflate, b"labels").unwrap();
+            z.finish().unwrap()
+        };
+        // The same archive with the stored data left out, then put back where it goes.
+        let mut z = ZipWriter::new(Vec::new());
+        z.start("t/trace.prv.gz", Method::Stored).unwrap();
+        let head = std::mem::take(z.get_mut());
+        let mut crc = Crc::new();
+        crc.update(&data);
+        z.finish_stored_elsewhere(crc.sum(), data.len() as u64)
+            .unwrap();
+        z.add("t/a.pcf", Method::Deflate, b"labels").unwrap();
+        let tail = z.finish().unwrap();
+        assert_eq!([head, data, tail].concat(), whole);
+        // Only an empty stored entry can be finished so.
+        let mut z = ZipWriter::new(Vec::new());
+        z.start("x", Method::Deflate).unwrap();
+        assert!(z.finish_stored_elsewhere(0, 1).is_err());
+        let mut z = ZipWriter::with_limit(Vec::new(), 100);
+        z.start("x", Method::Stored).unwrap();
+        assert!(z.finish_stored_elsewhere(0, 101).is_err());
     }
 
     #[test]

@@ -84,6 +84,53 @@ impl<W: Write> Write for GzipWriter<W> {
     }
 }
 
+/// The .prv.gz of a .prv handed over piece by piece, exactly as [`GzipWriter`] makes it in a
+/// conversion (the writes, one sync flush when the trace ends, then the gzip trailer), for a
+/// compressor that is not where the trace is written: the browser page's second worker (see
+/// `bundle::write_bundle_trace_elsewhere`). Deflate's output does not depend on how its input is
+/// cut into writes (tests below), so the pieces need not be the writer's. Also gives the
+/// CRC-32 and size of the compressed bytes, which the bundle's zip entry needs.
+pub struct GzipStream {
+    enc: GzEncoder<Vec<u8>>,
+    crc: flate2::Crc,
+    size: u64,
+}
+
+impl GzipStream {
+    pub fn new(level: u32) -> GzipStream {
+        GzipStream {
+            enc: GzEncoder::new(Vec::new(), Compression::new(level)),
+            crc: flate2::Crc::new(),
+            size: 0,
+        }
+    }
+
+    /// Compresses `raw`; returns the compressed bytes ready so far.
+    pub fn write(&mut self, raw: &[u8]) -> io::Result<Vec<u8>> {
+        self.enc.write_all(raw)?;
+        Ok(self.take())
+    }
+
+    /// Ends the stream as a conversion ends it; returns the last compressed bytes, and the
+    /// CRC-32 and size of all of them.
+    pub fn finish(mut self) -> io::Result<(Vec<u8>, u32, u64)> {
+        self.enc.flush()?;
+        let mut last = self.take();
+        let rest = self.enc.finish()?;
+        self.crc.update(&rest);
+        self.size += rest.len() as u64;
+        last.extend_from_slice(&rest);
+        Ok((last, self.crc.sum(), self.size))
+    }
+
+    fn take(&mut self) -> Vec<u8> {
+        let out = std::mem::take(self.enc.get_mut());
+        self.crc.update(&out);
+        self.size += out.len() as u64;
+        out
+    }
+}
+
 #[cfg(not(target_family = "wasm"))]
 mod threaded {
     use std::io::{self, Write};
@@ -252,6 +299,37 @@ mod tests {
             w.write_all(line.as_bytes()).unwrap();
             if i == 30_000 {
                 w.flush().unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn the_stream_gives_the_writers_bytes_whatever_the_pieces() {
+        // The writer's bytes: the sample's writes, then the flush and end of a conversion.
+        let mut body = Vec::new();
+        for i in 0..60_000u64 {
+            body.extend_from_slice(format!("2:0:1:1:{}:{}:50000001:{}\n", i % 7 + 1, i * 1234, i % 97).as_bytes());
+        }
+        for level in [1, 2, 6] {
+            let mut w = GzipWriter::inline(Vec::new(), level);
+            for piece in body.chunks(65_536) {
+                w.write_all(piece).unwrap();
+            }
+            w.flush().unwrap();
+            let want = w.finish().unwrap();
+            // Pieces of other sizes, even odd ones, through the stream.
+            for cut in [1 << 20, 1000, 7] {
+                let mut s = GzipStream::new(level);
+                let mut got = Vec::new();
+                for piece in body.chunks(cut) {
+                    got.extend(s.write(piece).unwrap());
+                }
+                let (last, crc, size) = s.finish().unwrap();
+                got.extend(last);
+                assert_eq!(got, want, "level {level}, pieces of {cut}");
+                let mut c = flate2::Crc::new();
+                c.update(&want);
+                assert_eq!((crc, size), (c.sum(), want.len() as u64));
             }
         }
     }
