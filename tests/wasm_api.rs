@@ -615,3 +615,53 @@ fn the_direct_reader_reads_pages_through_the_vfs_in_wasm() {
     assert_eq!(direct.len(), 44);
     assert_eq!(direct, sql);
 }
+
+/// The page's two-worker conversion: the first converts and writes the archive around the trace
+/// entry (the plain .prv tagged "prv"), the second gzips that .prv in the pieces it receives
+/// (`TraceGzip`); the archive put together is `convert`'s, byte for byte, and so is the result.
+#[wasm_bindgen_test]
+fn the_trace_gzipped_by_a_second_worker_gives_the_same_archive() {
+    let list = inputs(&[("testcuda_report1.sqlite", SAMPLE)]);
+    let whole = convert_with(&list, options("{}"), None).unwrap();
+    // The first worker: archive head and tail ("zip"), the plain trace ("prv").
+    let head = Rc::new(RefCell::new(Vec::new()));
+    let plain = Rc::new(RefCell::new(Vec::new()));
+    let (h, p) = (head.clone(), plain.clone());
+    let on_chunk =
+        Closure::<dyn FnMut(String, Uint8Array)>::new(move |tag: String, bytes: Uint8Array| {
+            match tag.as_str() {
+                "zip" => h.borrow_mut().extend(bytes.to_vec()),
+                "prv" => p.borrow_mut().extend(bytes.to_vec()),
+                other => panic!("unexpected tag {other}"),
+            }
+        });
+    let on_progress = Closure::<dyn FnMut(JsValue) -> bool>::new(|_: JsValue| true);
+    let pending = prvsight::wasm::convert_trace_elsewhere(
+        list,
+        options("{}"),
+        on_chunk.as_ref().unchecked_ref::<Function>(),
+        on_progress.as_ref().unchecked_ref::<Function>(),
+    )
+    .unwrap();
+    let head_len = head.borrow().len();
+    // The second worker, given the plain trace in pieces of its own size.
+    let mut gz = prvsight::wasm::TraceGzip::new(2).unwrap();
+    let mut trace = Vec::new();
+    for piece in plain.borrow().chunks(100_000) {
+        trace.extend(gz.write(piece).unwrap().to_vec());
+    }
+    let end = gz.finish().unwrap();
+    trace.extend(Uint8Array::from(get(&end, "bytes")).to_vec());
+    let result = pending
+        .finish(number(&end, "crc") as u32, number(&end, "size"))
+        .unwrap();
+    let all = head.borrow().clone();
+    let archive = [&all[..head_len], &trace[..], &all[head_len..]].concat();
+    assert_eq!(trace, whole.trace, "the .prv.gz");
+    assert_eq!(archive, whole.zip, "the archive");
+    assert_eq!(
+        js_sys::JSON::stringify(&get(&result, "summary")).unwrap(),
+        js_sys::JSON::stringify(&get(&whole.result, "summary")).unwrap()
+    );
+    assert!(prvsight::wasm::TraceGzip::new(0).is_err());
+}

@@ -51,16 +51,26 @@ pub struct ConvertOptions {
 /// Chunk tags: the whole stream is the archive; `trace` bytes are also the trace file.
 const TAG_ZIP: &str = "zip";
 const TAG_TRACE: &str = "trace";
+/// The plain .prv, for the page's gzip worker (see [`convert_trace_elsewhere`]).
+const TAG_PLAIN: &str = "prv";
 const CHUNK: usize = 1 << 20;
 
 /// Collects output into chunks and posts each to `on_chunk(tag, Uint8Array)`.
-struct ChunkSink<'a> {
-    on_chunk: &'a Function,
+pub struct ChunkSink {
+    on_chunk: Function,
     buf: Vec<u8>,
     tag: &'static str,
 }
 
-impl ChunkSink<'_> {
+impl ChunkSink {
+    fn new(on_chunk: &Function, tag: &'static str) -> ChunkSink {
+        ChunkSink {
+            on_chunk: on_chunk.clone(),
+            buf: Vec::with_capacity(CHUNK + (64 << 10)),
+            tag,
+        }
+    }
+
     fn post(&mut self) -> io::Result<()> {
         if self.buf.is_empty() {
             return Ok(());
@@ -83,7 +93,7 @@ impl ChunkSink<'_> {
     }
 }
 
-impl Write for ChunkSink<'_> {
+impl Write for ChunkSink {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         self.buf.extend_from_slice(data);
         if self.buf.len() >= CHUNK {
@@ -97,7 +107,7 @@ impl Write for ChunkSink<'_> {
     }
 }
 
-impl ZipSink for ChunkSink<'_> {
+impl ZipSink for ChunkSink {
     fn stored_data_begin(&mut self, _name: &str) {
         // Errors here resurface on the next write, which posts again.
         let _ = self.retag(TAG_TRACE);
@@ -122,15 +132,8 @@ fn parse_options(options: JsValue) -> Result<ConvertOptions> {
     serde_wasm_bindgen::from_value(options).map_err(|e| Error::Usage(format!("bad options: {e}")))
 }
 
-/// Runs the conversion; returns `{ summary, names, bundle_name, readme, pcf, row, metrics }`
-/// (pcf/row as `Uint8Array`, metrics as the report's JSON text, or null when not asked for). The archive and the
-/// trace arrive through `on_chunk`.
-pub fn convert(
-    inputs: &[Input],
-    options: JsValue,
-    on_chunk: &Function,
-    on_progress: &Function,
-) -> Result<JsValue> {
+/// The conversion's and the bundle's options, from the page's.
+fn options_of(options: JsValue, inputs: &[Input]) -> Result<(Options, BundleOptions)> {
     let o = parse_options(options)?;
     let mut opts = Options::default();
     if let Some(list) = &o.families {
@@ -195,21 +198,83 @@ pub fn convert(
         gzip: o.gzip.unwrap_or(true).then_some(level),
         metrics,
     };
-    let exports = open_all(inputs)?;
-    let sink = ChunkSink {
-        on_chunk,
-        buf: Vec::with_capacity(CHUNK + (64 << 10)),
-        tag: TAG_ZIP,
-    };
-    let mut progress = |p: &Progress| {
+    Ok((opts, bopts))
+}
+
+/// Reports progress to the page; its answer false cancels.
+fn progress_to(on_progress: &Function) -> impl FnMut(&Progress) -> bool + '_ {
+    |p: &Progress| {
         let v = to_value(p);
         // The page answers false to cancel; anything else (or an exception) goes on.
         !matches!(
             on_progress.call1(&JsValue::NULL, &v).map(|r| r.as_bool()),
             Ok(Some(false))
         )
-    };
-    let (done, mut sink) = bundle::write_bundle(&exports, &opts, &bopts, sink, &mut progress)?;
+    }
+}
+
+/// Runs the conversion; returns `{ summary, names, bundle_name, readme, pcf, row, metrics }`
+/// (pcf/row as `Uint8Array`, metrics as the report's JSON text, or null when not asked for).
+/// The archive and the trace arrive through `on_chunk`.
+pub fn convert(
+    inputs: &[Input],
+    options: JsValue,
+    on_chunk: &Function,
+    on_progress: &Function,
+) -> Result<JsValue> {
+    let (opts, bopts) = options_of(options, inputs)?;
+    let exports = open_all(inputs)?;
+    let sink = ChunkSink::new(on_chunk, TAG_ZIP);
+    let mut progress = progress_to(on_progress);
+    let (done, sink) = bundle::write_bundle(&exports, &opts, &bopts, sink, &mut progress)?;
+    result_of(&done, &bopts, sink)
+}
+
+/// Like [`convert`], for a page that gzips the trace in a second worker: the plain .prv goes to
+/// `on_chunk` tagged "prv" as it is written, the archive (tagged "zip") stops before the trace
+/// entry's data, and [`PendingConversion::finish`] writes the rest once the .prv.gz is made
+/// (`crate::paraver::gzip::GzipStream`, the `TraceGzip` binding). The page puts the archive
+/// together: what came before `finish`, the .prv.gz, what `finish` gives.
+pub fn convert_trace_elsewhere(
+    inputs: &[Input],
+    options: JsValue,
+    on_chunk: &Function,
+    on_progress: &Function,
+) -> Result<PendingConversion> {
+    let (opts, bopts) = options_of(options, inputs)?;
+    let exports = open_all(inputs)?;
+    let mut plain = ChunkSink::new(on_chunk, TAG_PLAIN);
+    let mut progress = progress_to(on_progress);
+    let mut pending = bundle::write_bundle_trace_elsewhere(
+        &exports,
+        &opts,
+        &bopts,
+        ChunkSink::new(on_chunk, TAG_ZIP),
+        &mut plain,
+        &mut progress,
+    )?;
+    let posted = plain.post().and_then(|()| pending.get_mut().post());
+    posted.map_err(|e| Error::write("the bundle", e))?;
+    Ok(PendingConversion { pending, bopts })
+}
+
+/// A conversion waiting for its .prv.gz (see [`convert_trace_elsewhere`]).
+pub struct PendingConversion {
+    pending: bundle::PendingBundle<ChunkSink>,
+    bopts: BundleOptions,
+}
+
+impl PendingConversion {
+    /// Writes the rest of the archive for a .prv.gz of `size` bytes and CRC-32 `crc`; returns
+    /// what [`convert`] returns.
+    pub fn finish(self, crc: u32, size: u64) -> Result<JsValue> {
+        let (done, sink) = self.pending.finish(crc, size)?;
+        result_of(&done, &self.bopts, sink)
+    }
+}
+
+/// The last chunk posted, and the result object of a conversion.
+fn result_of(done: &bundle::Bundled, bopts: &BundleOptions, mut sink: ChunkSink) -> Result<JsValue> {
     sink.post().map_err(|e| Error::write("the bundle", e))?;
     let result = to_value(&ConvertResult {
         summary: &done.summary,
