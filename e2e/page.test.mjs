@@ -74,6 +74,8 @@ describe('served page', () => {
 
     await convert(page);
     assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
+    // Two workers: one converts, the other gzips the trace meanwhile (bridge.js, worker.js).
+    assert.equal(page.workers().length, 2, 'a converter and a gzip worker');
     assert.equal(await page.getAttribute('#bundle', 'download'), 'testcuda_report1.zip');
     const dir = tmp('dl-sample');
     const zip = await download(page, '#bundle', dir);
@@ -111,6 +113,19 @@ describe('served page', () => {
     const png = await download(page, '#fig-breakdown button:has-text("PNG")', dir);
     assert.deepEqual([...readFileSync(png).subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
     await shot(page, 'page-converted-sample');
+    assert.deepEqual(errors, []);
+  });
+
+  test('with one worker (?workers=1) the bundle is the same', async () => {
+    const { page, errors } = await openPage(context, `${server.origin}/?workers=1`);
+    await page.click('#sample');
+    await page.waitForSelector('#inspect:not([hidden])');
+    await convert(page);
+    assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
+    assert.equal(page.workers().length, 1, 'the converter gzips the trace itself');
+    const zip = await download(page, '#bundle', tmp('dl-one-worker'));
+    const nat = native(join(SAMPLE, '..'), ['testcuda_report1.sqlite'], 'testcuda_report1');
+    checkBundle(zip, nat, 'testcuda_report1');
     assert.deepEqual(errors, []);
   });
 

@@ -645,7 +645,7 @@ fn the_trace_gzipped_by_a_second_worker_gives_the_same_archive() {
     .unwrap();
     let head_len = head.borrow().len();
     // The second worker, given the plain trace in pieces of its own size.
-    let mut gz = prvsight::wasm::TraceGzip::new(2).unwrap();
+    let mut gz = prvsight::wasm::TraceGzip::new(None).unwrap();
     let mut trace = Vec::new();
     for piece in plain.borrow().chunks(100_000) {
         trace.extend(gz.write(piece).unwrap().to_vec());
@@ -663,5 +663,5 @@ fn the_trace_gzipped_by_a_second_worker_gives_the_same_archive() {
         js_sys::JSON::stringify(&get(&result, "summary")).unwrap(),
         js_sys::JSON::stringify(&get(&whole.result, "summary")).unwrap()
     );
-    assert!(prvsight::wasm::TraceGzip::new(0).is_err());
+    assert!(prvsight::wasm::TraceGzip::new(Some(0)).is_err());
 }

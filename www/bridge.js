@@ -24,26 +24,100 @@ export class CoreError extends Error {
 
 const CANCELLED = { kind: 'cancelled', message: 'conversion cancelled', hint: 'Nothing was written. Convert again when ready.' };
 
-/** Starts the worker: from the inlined sources of the single-file build when present
+/** Starts a worker: from the inlined sources of the single-file build when present
  * (`globalThis.PRVSIGHT_INLINE`), else worker.js beside this module. */
-function startWorker() {
+function startWorker(name) {
   const inline = globalThis.PRVSIGHT_INLINE;
   if (inline) {
     const url = URL.createObjectURL(new Blob([inline.workerSource], { type: 'text/javascript' }));
-    const worker = new Worker(url, { name: 'prvsight-converter' });
+    const worker = new Worker(url, { name });
     URL.revokeObjectURL(url);
     return { worker, wasm: () => inline.wasmBytes() };
   }
-  const worker = new Worker(new URL('./worker.js', import.meta.url), { name: 'prvsight-converter' });
+  const worker = new Worker(new URL('./worker.js', import.meta.url), { name });
   return { worker, wasm: () => undefined };
+}
+
+/** One worker running the wasm core, and its requests (ids, replies, streamed messages). A
+ * crash, or a terminate, fails every request still pending. */
+class CoreWorker {
+  constructor(name) {
+    this._nextId = 1;
+    /** @type {Map<number, {resolve: Function, reject: Function, onMessage?: Function}>} */
+    this._pending = new Map();
+    const { worker, wasm } = startWorker(name);
+    this._worker = worker;
+    worker.onmessage = (ev) => this._receive(ev.data);
+    worker.onerror = (ev) => {
+      ev.preventDefault();
+      this.terminate({
+        kind: 'internal',
+        message: `the converter could not start: ${ev.message || 'worker error'}`,
+        hint: 'Reload the page. If it persists, the browser may block workers or WebAssembly here.',
+      });
+    };
+    const bytes = wasm();
+    /** Resolves to the core's version once its wasm is ready. */
+    this.ready = this.call({ type: 'init', wasm: bytes }, null, bytes ? [bytes.buffer] : []);
+  }
+
+  get alive() {
+    return this._worker !== null;
+  }
+
+  call(msg, onMessage = null, transfer = []) {
+    // Ended between the start of a request and its message to the worker.
+    if (!this._worker) return Promise.reject(new CoreError(CANCELLED));
+    const id = this._nextId++;
+    return new Promise((resolve, reject) => {
+      this._pending.set(id, { resolve, reject, onMessage });
+      this._worker.postMessage({ ...msg, id }, transfer);
+    });
+  }
+
+  /** Ends the worker (a busy worker cannot read messages); pending requests fail with `error`. */
+  terminate(error = CANCELLED) {
+    if (!this._worker) return;
+    this._worker.terminate();
+    this._worker = null;
+    const pending = [...this._pending.values()];
+    this._pending.clear();
+    for (const p of pending) p.reject(new CoreError(error));
+  }
+
+  _receive(msg) {
+    const p = this._pending.get(msg.id);
+    if (!p) return;
+    if (msg.type === 'done') {
+      this._pending.delete(msg.id);
+      p.resolve(msg.value);
+    } else if (msg.type === 'error') {
+      this._pending.delete(msg.id);
+      p.reject(new CoreError(msg.error));
+      // After a crash (a bug, or memory exhausted) the wasm instance is not to be trusted.
+      if (msg.error.kind === 'internal' || /out of memory/.test(msg.error.message)) {
+        this.terminate(msg.error);
+      }
+    } else if (p.onMessage) {
+      p.onMessage(msg);
+    }
+  }
+}
+
+/** Whether a gzipped conversion uses a second worker for the gzip (see worker.js): where the
+ * browser reports a second core. `?workers=1` in the page's address turns it off. */
+function twoWorkers() {
+  const cores = globalThis.navigator?.hardwareConcurrency ?? 1;
+  const one = new URLSearchParams(globalThis.location?.search ?? '').get('workers') === '1';
+  return cores >= 2 && !one;
 }
 
 export class Converter {
   constructor() {
-    this._nextId = 1;
-    /** @type {Map<number, {resolve: Function, reject: Function, onMessage?: Function}>} */
-    this._pending = new Map();
-    this._worker = null;
+    /** @type {CoreWorker | null} converts (and gzips, alone) */
+    this._main = null;
+    /** @type {CoreWorker | null} gzips the trace while the main one converts */
+    this._gzip = null;
     this._version = null;
   }
 
@@ -56,7 +130,7 @@ export class Converter {
   /** What the exports hold. @param {Input[]} inputs */
   async inspect(inputs) {
     await this._ensure();
-    return this._call({ type: 'inspect', inputs });
+    return this._main.call({ type: 'inspect', inputs });
   }
 
   /**
@@ -68,10 +142,13 @@ export class Converter {
    */
   async convert(inputs, options, onProgress) {
     await this._ensure();
-    // Output arrives in order as tagged chunks; consecutive chunks of one tag form a segment.
+    const main = this._main;
+    // Output arrives as tagged chunks; consecutive chunks of one tag form a segment. With two
+    // workers the archive is the main worker's 'zip' chunks, the gzip worker's .prv.gz
+    // ('trace'), then the main worker's 'tail'; with one, all of them in order.
     // Blobs of blobs share storage: the bundle and the trace file hold the trace bytes once.
     const segments = [];
-    const onMessage = (msg) => {
+    const collect = (msg) => {
       if (msg.type === 'progress' && onProgress) onProgress(msg.progress);
       if (msg.type === 'chunk') {
         const last = segments[segments.length - 1];
@@ -79,7 +156,28 @@ export class Converter {
         else segments.push({ tag: msg.tag, parts: [msg.bytes] });
       }
     };
-    const value = await this._call({ type: 'convert', inputs, options }, onMessage);
+    let value;
+    if (options.gzip !== false && twoWorkers()) {
+      const gzip = await this._ensureGzip();
+      const channel = new MessageChannel();
+      const level = options.gzip_level;
+      const gzipped = gzip.call({ type: 'gzip', level, port: channel.port2 }, collect, [channel.port2]);
+      const converted = main.call({ type: 'convert', inputs, options, gzipPort: channel.port1 }, collect, [channel.port1]);
+      try {
+        [value] = await Promise.all([converted, gzipped]);
+      } catch (e) {
+        // One failed: the other waits for it forever, or holds junk. The converter's own error
+        // says more (a bad option fails both), so it is the one reported when there is one.
+        main.terminate();
+        gzip.terminate();
+        const mainError = await converted.then(() => null, (x) => x);
+        throw mainError && mainError.kind !== 'cancelled' ? mainError : e;
+      }
+      const order = { zip: 0, trace: 1, tail: 2 };
+      segments.sort((a, b) => order[a.tag] - order[b.tag]);
+    } else {
+      value = await main.call({ type: 'convert', inputs, options }, collect);
+    }
     const blobs = segments.map((s) => ({ tag: s.tag, blob: new Blob(s.parts) }));
     const zip = new Blob(blobs.map((s) => s.blob), { type: 'application/zip' });
     const trace = new Blob(blobs.filter((s) => s.tag === 'trace').map((s) => s.blob), {
@@ -107,13 +205,11 @@ export class Converter {
     };
   }
 
-  /** Stops the running request: the worker is ended (a busy worker cannot read messages) and a
-   * fresh one starts with the next request. The pending promise rejects with kind "cancelled". */
+  /** Stops the running request: the workers are ended and fresh ones start with the next
+   * request. The pending promise rejects with kind "cancelled". */
   cancel() {
-    if (!this._worker) return;
-    this._worker.terminate();
-    this._worker = null;
-    this._failAll(CANCELLED);
+    this._main?.terminate();
+    this._gzip?.terminate();
   }
 
   dispose() {
@@ -121,61 +217,23 @@ export class Converter {
   }
 
   async _ensure() {
-    if (this._worker) return this._ready;
-    const { worker, wasm } = startWorker();
-    this._worker = worker;
-    worker.onmessage = (ev) => this._receive(ev.data);
-    worker.onerror = (ev) => {
-      ev.preventDefault();
-      this._worker = null;
-      worker.terminate();
-      this._failAll({
-        kind: 'internal',
-        message: `the converter could not start: ${ev.message || 'worker error'}`,
-        hint: 'Reload the page. If it persists, the browser may block workers or WebAssembly here.',
-      });
-    };
-    const bytes = wasm();
-    this._ready = this._call({ type: 'init', wasm: bytes }, null, bytes ? [bytes.buffer] : []).then((v) => {
-      this._version = v;
-    });
-    return this._ready;
-  }
-
-  _call(msg, onMessage = null, transfer = []) {
-    // Cancelled between the start of a request and its message to the worker.
-    if (!this._worker) return Promise.reject(new CoreError(CANCELLED));
-    const id = this._nextId++;
-    return new Promise((resolve, reject) => {
-      this._pending.set(id, { resolve, reject, onMessage });
-      this._worker.postMessage({ ...msg, id }, transfer);
-    });
-  }
-
-  _receive(msg) {
-    const p = this._pending.get(msg.id);
-    if (!p) return;
-    if (msg.type === 'done') {
-      this._pending.delete(msg.id);
-      p.resolve(msg.value);
-    } else if (msg.type === 'error') {
-      this._pending.delete(msg.id);
-      // After a crash (a bug, or memory exhausted) the wasm instance is not to be trusted: the
-      // next request gets a fresh worker.
-      p.reject(new CoreError(msg.error));
-      if (msg.error.kind === 'internal' || /out of memory/.test(msg.error.message)) {
-        this._worker.terminate();
-        this._worker = null;
-        this._failAll(msg.error);
-      }
-    } else if (p.onMessage) {
-      p.onMessage(msg);
+    if (!this._main?.alive) {
+      this._main = new CoreWorker('prvsight-converter');
+      this._main.ready.then((v) => {
+        this._version = v;
+      }, () => {});
     }
+    // The gzip worker starts alongside, so that its wasm is ready when a conversion begins.
+    if (twoWorkers() && !this._gzip?.alive) {
+      this._gzip = new CoreWorker('prvsight-gzip');
+      this._gzip.ready.catch(() => {});
+    }
+    await this._main.ready;
   }
 
-  _failAll(error) {
-    const pending = [...this._pending.values()];
-    this._pending.clear();
-    for (const p of pending) p.reject(new CoreError(error));
+  async _ensureGzip() {
+    if (!this._gzip?.alive) this._gzip = new CoreWorker('prvsight-gzip');
+    await this._gzip.ready;
+    return this._gzip;
   }
 }

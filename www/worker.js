@@ -5,10 +5,17 @@
 // Protocol (the page side is bridge.js, the only code that talks to this worker):
 //   in:  {id, type: 'init', wasm?: ArrayBuffer}      wasm bytes (single-file build) or fetch pkg/
 //        {id, type: 'inspect', inputs: [{name, data: Blob}]}
-//        {id, type: 'convert', inputs, options}
+//        {id, type: 'convert', inputs, options, gzipPort?: MessagePort}
+//        {id, type: 'gzip', level?: number, port: MessagePort}
 //   out: {id, type: 'progress', progress: {phase, records_done, records_estimate}}
-//        {id, type: 'chunk', tag: 'zip'|'trace', bytes: Uint8Array}   (transferred)
+//        {id, type: 'chunk', tag: 'zip'|'trace'|'tail', bytes: Uint8Array}   (transferred)
 //        {id, type: 'done', value}  |  {id, type: 'error', error: {kind, message, hint}}
+//
+// Two workers share a gzipped conversion when the page has them (bridge.js): this one converts
+// (`convert` with a `gzipPort`), sending the plain .prv through the port and the archive around
+// the trace entry to the page ('zip' before the trace, 'tail' after it); the other gzips what
+// arrives on its port (`gzip`), sends the .prv.gz to the page ('trace') and its CRC-32 and size
+// back through the port, which the archive's tail needs. The page puts the archive together.
 /* global wasm_bindgen, importScripts */
 'use strict';
 
@@ -66,11 +73,54 @@ const handlers = {
       self.postMessage({ id, type: 'progress', progress });
       return true;
     };
-    const value = wasm_bindgen.convert(msg.inputs, msg.options || {}, onChunk, onProgress);
+    const port = msg.gzipPort;
+    let value;
+    if (port) {
+      let tag = 'zip';
+      const onOutput = (t, bytes) => {
+        if (t === 'prv') port.postMessage(bytes, [bytes.buffer]);
+        else onChunk(tag, bytes);
+      };
+      const pending = wasm_bindgen.convert_trace_elsewhere(msg.inputs, msg.options || {}, onOutput, onProgress);
+      // The plain trace is all sent: the other worker ends the .prv.gz and says what it is.
+      const gz = new Promise((resolve) => {
+        port.onmessage = (ev) => resolve(ev.data);
+      });
+      port.postMessage(null);
+      const { crc, size } = await gz;
+      tag = 'tail';
+      value = pending.finish(crc, size);
+    } else {
+      value = wasm_bindgen.convert(msg.inputs, msg.options || {}, onChunk, onProgress);
+    }
     const transfer = [value.pcf.buffer, value.row.buffer];
     // For the benchmark (scripts/bench/web.mjs reads this line): the wasm memory's peak size.
     if (memory) console.debug(`prvsight: wasm memory ${memory.buffer.byteLength} bytes`);
     return { value, transfer };
+  },
+  async gzip(msg) {
+    await ready;
+    const { id, port } = msg;
+    const gz = new wasm_bindgen.TraceGzip(msg.level ?? undefined);
+    const send = (bytes) => {
+      if (bytes.length) self.postMessage({ id, type: 'chunk', tag: 'trace', bytes }, [bytes.buffer]);
+    };
+    return new Promise((resolve, reject) => {
+      port.onmessage = (ev) => {
+        try {
+          if (ev.data === null) {
+            const end = gz.finish();
+            send(end.bytes);
+            port.postMessage({ crc: end.crc, size: end.size });
+            resolve({ crc: end.crc, size: end.size });
+          } else {
+            send(gz.write(ev.data));
+          }
+        } catch (e) {
+          reject(e);
+        }
+      };
+    });
   },
 };
 

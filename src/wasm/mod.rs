@@ -125,8 +125,10 @@ pub struct TraceGzip(crate::paraver::gzip::GzipStream);
 
 #[wasm_bindgen]
 impl TraceGzip {
+    /// Gzip at `level` (1–9; absent: the default, [`crate::paraver::TRACE_GZIP_LEVEL`]).
     #[wasm_bindgen(constructor)]
-    pub fn new(level: u32) -> Result<TraceGzip, JsValue> {
+    pub fn new(level: Option<u32>) -> Result<TraceGzip, JsValue> {
+        let level = level.unwrap_or(crate::paraver::TRACE_GZIP_LEVEL);
         if !(1..=9).contains(&level) {
             return Err(to_js(crate::Error::Usage(format!(
                 "gzip level must be 1 to 9, not {level}"
