@@ -65,17 +65,35 @@ pub struct Plan {
     domain_maps: Vec<FastMap<(i64, i64), u32>>,
     metric_maps: Vec<FastMap<u32, ThreadId>>,
     shifts: Vec<i64>,
+    /// Per source: the surveys discovery made in its passes over the tables (stream.rs takes
+    /// them; a Mutex because the reading thread may be another).
+    surveys: Vec<std::sync::Mutex<stream::EarlySurveys>>,
 }
 
 /// Discovers every export and lays out objects and time. Fails if nothing can be converted.
 pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
+    plan_with(exports, opts, false)
+}
+
+/// [`plan`], for a conversion: discovery also makes the sort-free readers' surveys in its passes
+/// over the tables.
+fn plan_with(exports: &[Export], opts: &Options, surveys: bool) -> Result<Plan> {
     if exports.is_empty() {
         return Err(Error::Usage("no input file given".into()));
     }
-    let discoveries: Vec<Discovery> = exports
-        .iter()
-        .map(|e| discover(e, opts))
-        .collect::<Result<_>>()?;
+    let mut discoveries: Vec<Discovery> = Vec::with_capacity(exports.len());
+    let mut early = Vec::with_capacity(exports.len());
+    for (src, ex) in exports.iter().enumerate() {
+        let families = crate::nsys::discover::present_families(ex, opts)?;
+        let specs = if surveys && opts.read_order == crate::options::ReadOrder::Auto {
+            stream::early_specs(ex, &families, src)
+        } else {
+            Vec::new()
+        };
+        let (d, surveyed) = discover(ex, opts, families, &specs)?;
+        discoveries.push(d);
+        early.push(std::sync::Mutex::new(stream::EarlySurveys::new(specs, surveyed)));
+    }
     for (ex, d) in exports.iter().zip(&discoveries) {
         if d.min_time.is_none() {
             let what: Vec<&str> = Family::ALL
@@ -316,6 +334,7 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
         domain_maps,
         metric_maps,
         shifts,
+        surveys: early,
     })
 }
 
@@ -468,7 +487,7 @@ pub fn run(
     sinks: &mut [&mut dyn Sink],
     progress: &mut ProgressFn,
 ) -> Result<Summary> {
-    let plan = plan(exports, opts)?;
+    let plan = plan_with(exports, opts, true)?;
     let window = match &opts.chop {
         Some(c) => Some(resolve_chop(exports, &plan, c)?),
         None => None,

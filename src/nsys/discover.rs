@@ -9,6 +9,7 @@ use super::ids::{pid_of, process_key};
 use super::nvtx::{NVTX_CATEGORY, NVTX_MARK, NVTX_RANGE_TYPES, NVTX_START_END_TYPES};
 use super::Export;
 use super::cursor::get;
+use super::partitioned::{Spec, Survey, SurveyScans};
 use super::select::{Cond, Select, Val};
 use crate::error::{Error, Result};
 use crate::options::{Family, Options, ReadPages};
@@ -85,30 +86,54 @@ impl Discovery {
     }
 }
 
-pub fn discover(ex: &Export, opts: &Options) -> Result<Discovery> {
-    let direct = opts.read_pages == ReadPages::Auto;
-    match discover_with(ex, opts, direct)? {
-        Some(d) => Ok(d),
-        // The direct reader met a page that breaks the file format: SQLite reads it instead.
-        None => Ok(discover_with(ex, opts, false)?.expect("only the direct reader gives up")),
-    }
-}
-
-/// Discovery, the big tables read directly where `direct` (nsys/direct.rs); `None` when the
-/// direct reader met damage.
-fn discover_with(ex: &Export, opts: &Options, direct: bool) -> Result<Option<Discovery>> {
+/// The selected families whose tables hold rows.
+pub fn present_families(ex: &Export, opts: &Options) -> Result<BTreeSet<Family>> {
     let s = &ex.schema;
-    let mut d = Discovery::default();
+    let mut families = BTreeSet::new();
     for f in Family::ALL {
         if !opts.wants(f) {
             continue;
         }
         for t in f.tables().iter().filter(|t| s.has_table(t)) {
             if scalar::<i64>(ex, t, &format!("SELECT 1 FROM {t} LIMIT 1"), [])?.is_some() {
-                d.families.insert(f);
+                families.insert(f);
             }
         }
     }
+    Ok(families)
+}
+
+/// Discovers what `ex` holds of `families` (see [`present_families`]). The surveys of `specs`
+/// (nsys/partitioned.rs) are made in the same passes over the tables, and come back in their
+/// order: a table read once serves both (nsys/scanset.rs).
+pub fn discover(
+    ex: &Export,
+    opts: &Options,
+    families: BTreeSet<Family>,
+    specs: &[Spec],
+) -> Result<(Discovery, Vec<rusqlite::Result<Option<Survey>>>)> {
+    let direct = opts.read_pages == ReadPages::Auto;
+    if let Some(found) = discover_with(ex, opts, families.clone(), specs, direct)? {
+        return Ok(found);
+    }
+    // The direct reader met a page that breaks the file format: SQLite reads it instead.
+    Ok(discover_with(ex, opts, families, specs, false)?.expect("only the direct reader gives up"))
+}
+
+/// Discovery, the big tables read directly where `direct` (nsys/direct.rs); `None` when the
+/// direct reader met damage.
+fn discover_with(
+    ex: &Export,
+    opts: &Options,
+    families: BTreeSet<Family>,
+    specs: &[Spec],
+    direct: bool,
+) -> Result<Option<(Discovery, Vec<rusqlite::Result<Option<Survey>>>)>> {
+    let s = &ex.schema;
+    let mut d = Discovery {
+        families,
+        ..Discovery::default()
+    };
 
     let gpu_families: Vec<Family> = [
         Family::Kernel,
@@ -163,6 +188,7 @@ fn discover_with(ex: &Export, opts: &Options, direct: bool) -> Result<Option<Dis
     let mut metric_groups = Grouper::new(1);
     let mut sched_groups = Grouper::new(1);
     let mut nvtx_name_rows: Vec<(i64, String)> = Vec::new();
+    let mut surveys: Vec<SurveyScans> = specs.iter().map(SurveyScans::new).collect();
     let outcomes = {
         let mut batch = Batch::new(ex, direct);
         // GPU streams and time span of GPU work.
@@ -277,11 +303,22 @@ fn discover_with(ex: &Export, opts: &Options, direct: bool) -> Result<Option<Dis
                 Ok(())
             });
         }
+        for survey in surveys.iter_mut() {
+            batch.join(|set| survey.register(set));
+        }
         batch.run()
     };
-    let Some(mut outcomes) = outcomes else {
+    let Some((mut outcomes, mut joined)) = outcomes else {
         return Ok(None);
     };
+    let mut joined = joined.drain(..);
+    let surveyed: Vec<rusqlite::Result<Option<Survey>>> = surveys
+        .into_iter()
+        .map(|survey| {
+            let mine = joined.by_ref().take(survey.scan_count()).collect();
+            survey.finish(mine)
+        })
+        .collect();
     let mut next = || outcomes.next().expect("an outcome per scan");
 
     for (f, groups) in gpu_families.iter().zip(gpu_groups) {
@@ -366,7 +403,7 @@ fn discover_with(ex: &Export, opts: &Options, direct: bool) -> Result<Option<Dis
     let nvtx_names = has_nvtx_names.then(|| next().map(|()| nvtx_name_rows));
     read_names(ex, &mut d, nvtx_names)?;
     read_host_facts(ex, &mut d)?;
-    Ok(Some(d))
+    Ok(Some((d, surveyed)))
 }
 
 fn to_u32(ex: &Export, table: &str, col: &str, v: i64) -> Result<u32> {
@@ -465,7 +502,7 @@ fn find_nvtx_mpi(ex: &Export, opts: &Options, d: &mut Discovery, direct: bool) -
     let mut groups = Grouper::new(1);
     let mut batch = Batch::new(ex, direct);
     batch.grouped("NVTX MPI ranges", Ok(()), query, Span::StartOnly, &mut groups);
-    let Some(mut ended) = batch.run() else {
+    let Some((mut ended, _)) = batch.run() else {
         return Ok(false);
     };
     ended.next().expect("one scan, one outcome")?;

@@ -95,29 +95,35 @@ pub fn scan_all(scans: Vec<Scan<'_>>) -> Vec<rusqlite::Result<()>> {
         .collect();
     let steps: Vec<Step<'_, rusqlite::Error>> = ready
         .iter_mut()
-        .map(|r| -> Step<'_, rusqlite::Error> {
-            let (st, row) = match r {
-                Ready::Steps(step) => return step.take().expect("each scan is stepped once"),
-                Ready::Query(st, row) => (st, row),
-            };
-            let rows = match st {
-                Ok(st) => st.query([]),
-                // Its place is not read again: move the error out.
-                Err(e) => Err(std::mem::replace(e, rusqlite::Error::InvalidQuery)),
-            };
-            match rows {
-                Ok(mut rows) => Box::new(move || match rows.next()? {
-                    Some(r) => row(r),
-                    None => Ok(false),
-                }),
-                Err(e) => {
-                    let mut e = Some(e);
-                    Box::new(move || Err(e.take().expect("a failed scan ends at its first step")))
-                }
-            }
+        .map(|r| match r {
+            Ready::Steps(step) => step.take().expect("each scan is stepped once"),
+            Ready::Query(st, row) => query_step(st, row),
         })
         .collect();
     run_all(steps)
+}
+
+/// The step of a prepared query whose rows go to `row` (a statement that failed to prepare
+/// ends at its first step with that error).
+pub fn query_step<'s>(
+    st: &'s mut rusqlite::Result<Statement<'_>>,
+    row: &'s mut TakeRow<'_>,
+) -> Step<'s, rusqlite::Error> {
+    let rows = match st {
+        Ok(st) => st.query([]),
+        // Its place is not read again: move the error out.
+        Err(e) => Err(std::mem::replace(e, rusqlite::Error::InvalidQuery)),
+    };
+    match rows {
+        Ok(mut rows) => Box::new(move || match rows.next()? {
+            Some(r) => row(r),
+            None => Ok(false),
+        }),
+        Err(e) => {
+            let mut e = Some(e);
+            Box::new(move || Err(e.take().expect("a failed scan ends at its first step")))
+        }
+    }
 }
 
 #[cfg(test)]

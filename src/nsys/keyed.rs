@@ -19,7 +19,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Statement};
 
 use super::cursor::{BufferedRow, Fields};
-use super::interleave::{RowScan, Scan};
+use super::scanset::{ScanSet, Sql};
 use crate::error::{Error, Result};
 use crate::{FastMap, FastSet};
 
@@ -100,23 +100,29 @@ impl KeyScan {
         }
     }
 
-    pub fn scan<'a>(&'a mut self, conn: &'a Connection, spec: &KeySpec) -> Scan<'a> {
-        Scan::Query(RowScan {
-            conn,
-            sql: spec.key_sql.clone(),
-            row: Box::new(move |r| self.row(r)),
-        })
+    /// Adds the scan of the keys to `set`.
+    pub fn register<'a>(&'a mut self, set: &mut ScanSet<'a>, spec: &KeySpec) {
+        set.add(
+            None,
+            Sql::Given(spec.key_sql.clone()),
+            Box::new(move |row| match row {
+                Ok(row) => self.row(row),
+                Err(_) => {
+                    self.declined = true;
+                    Ok(false)
+                }
+            }),
+        );
     }
 
     /// Takes one row (`start, end, rowid`); false when the reader declines.
-    fn row(&mut self, row: &rusqlite::Row) -> rusqlite::Result<bool> {
-        let (ValueRef::Integer(start), ValueRef::Integer(rowid)) =
-            (row.get_ref(0)?, row.get_ref(2)?)
+    fn row(&mut self, row: &dyn Fields) -> rusqlite::Result<bool> {
+        let (ValueRef::Integer(start), ValueRef::Integer(rowid)) = (row.value(0)?, row.value(2)?)
         else {
             self.declined = true;
             return Ok(false);
         };
-        let end = match row.get_ref(1)? {
+        let end = match row.value(1)? {
             ValueRef::Integer(e) if e != NULL_END => e,
             ValueRef::Null => NULL_END,
             _ => {

@@ -28,6 +28,7 @@ pub mod links;
 pub mod mpi_p2p;
 pub mod nvtx;
 pub mod partitioned;
+pub mod scanset;
 pub mod sched;
 pub mod schema;
 pub mod select;

@@ -33,14 +33,15 @@ use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
 use super::cursor::{BufferedRow, CursorKind, Fields};
-use super::direct::{same_number, scan_step, Plan, Row as DirectRow};
-use super::interleave::{scan_all, RowScan, Scan};
+use super::direct::{same_number, Plan, Row as DirectRow};
+use super::scanset::{ScanSet, Sql};
 use super::select::{Expr, Select};
 use crate::sqlfile::{Pager, Record, TableCursor};
 use crate::error::{Error, Result};
 use crate::FastMap;
 
 /// One table (or filtered part of one) of a cursor's union.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Member {
     /// The family number the SQL path orders ties by (`ORDER BY start, fam, rid`).
     pub fam: i64,
@@ -52,6 +53,7 @@ pub struct Member {
 }
 
 /// What the SQL path reads as one query, in the partitioned reader's terms.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Spec {
     pub kind: CursorKind,
     pub source: usize,
@@ -193,12 +195,10 @@ pub struct SurveyScans<'s> {
     spec: &'s Spec,
     /// One per member; none when the spec cannot be surveyed.
     members: Vec<MemberSurvey>,
-    /// Whether members are scanned by the direct reader where they compile (nsys/direct.rs).
-    direct: bool,
 }
 
 impl<'s> SurveyScans<'s> {
-    pub fn new(spec: &'s Spec, direct: bool) -> SurveyScans<'s> {
+    pub fn new(spec: &'s Spec) -> SurveyScans<'s> {
         let members = if surveyable(spec) {
             (0..spec.members.len())
                 .map(|m| MemberSurvey::new(spec, m))
@@ -206,46 +206,37 @@ impl<'s> SurveyScans<'s> {
         } else {
             Vec::new()
         };
-        SurveyScans {
-            spec,
-            members,
-            direct,
-        }
+        SurveyScans { spec, members }
     }
 
-    /// The members' scans over `conn`, in member order: by the direct reader where the member
-    /// compiles for it, else through SQLite (the same rows either way).
-    pub fn scans<'a>(&'a mut self, conn: &'a Connection) -> Vec<Scan<'a>> {
-        let spec = self.spec;
-        let pager = self
-            .direct
-            .then(|| Pager::new(conn).ok().flatten().map(Rc::new))
-            .flatten();
-        self.members
-            .iter_mut()
-            .map(|scan| {
-                let plan = pager.as_ref().and_then(|pager| {
-                    let query = survey_query(spec, scan.member)?;
-                    Some((pager.clone(), Plan::compile(conn, &query).ok()??))
-                });
-                match plan {
+    /// Adds the members' scans to `set`, in member order (by the direct reader where a member
+    /// compiles for it: the same rows either way); [`finish`](Self::finish) takes how they
+    /// ended. Returns how many were added.
+    pub fn register<'a>(&'a mut self, set: &mut ScanSet<'a>) -> usize {
+        let (spec, n) = (self.spec, self.members.len());
+        for scan in self.members.iter_mut() {
+            let query = survey_query(spec, scan.member);
+            let sql = Sql::Given(member_scan_sql(spec, scan.member));
+            set.add(
+                query.as_ref(),
+                sql,
+                Box::new(move |row| match row {
+                    Ok(row) => scan.row(row),
                     // A page that breaks the format: SQLite reads the table instead (it reads
                     // some damage without noticing; the survey's own checks may then decline).
-                    Some((pager, plan)) => Scan::Steps(scan_step(pager, plan, move |r| match r {
-                        Ok(row) => scan.row(row),
-                        Err(_) => {
-                            scan.declined = true;
-                            Ok(false)
-                        }
-                    })),
-                    None => Scan::Query(RowScan {
-                        conn,
-                        sql: member_scan_sql(spec, scan.member),
-                        row: Box::new(move |r| scan.row(r)),
-                    }),
-                }
-            })
-            .collect()
+                    Err(_) => {
+                        scan.declined = true;
+                        Ok(false)
+                    }
+                }),
+            );
+        }
+        n
+    }
+
+    /// How many scans [`register`](Self::register) adds.
+    pub fn scan_count(&self) -> usize {
+        self.members.len()
     }
 
     /// The runs, or `None` when the survey declines, from how each member's scan ended (in
@@ -266,10 +257,12 @@ impl<'s> SurveyScans<'s> {
     }
 }
 
-/// A survey made on its own (its members' scans side by side).
+/// A survey made on its own (its members' scans in one pass per table).
 pub fn survey(conn: &Connection, spec: &Spec, direct: bool) -> rusqlite::Result<Option<Survey>> {
-    let mut survey = SurveyScans::new(spec, direct);
-    let ended = scan_all(survey.scans(conn));
+    let mut survey = SurveyScans::new(spec);
+    let mut set = ScanSet::new(conn, direct);
+    survey.register(&mut set);
+    let ended = set.run();
     survey.finish(ended)
 }
 

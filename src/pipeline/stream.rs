@@ -3,7 +3,7 @@
 
 use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
 use super::surveys::{survey_all, Job, Outcome};
 use super::{record_family_name, Plan};
@@ -12,7 +12,8 @@ use crate::model::{Names, Record};
 use crate::nsys::cursor::{Cursor, Partitioned, Query, RowSource, SourceCx};
 use crate::nsys::keyed::KeyedRows;
 use crate::nsys::links::LinkJoin;
-use crate::nsys::partitioned::PartitionedRows;
+use crate::nsys::discover::Discovery;
+use crate::nsys::partitioned::{PartitionedRows, Spec, Survey};
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
 use crate::options::{Family, Options, ReadOrder, ReadPages};
 use crate::sqlfile::Pager;
@@ -28,6 +29,45 @@ pub(super) enum Step<'a> {
     Begin(&'a Names),
     /// The next record in time order, with the names it may refer to.
     Record(Record, &'a Names),
+}
+
+/// The surveys discovery made (see [`early_specs`]), for the readers to take.
+pub(crate) struct EarlySurveys(Vec<(Spec, Option<rusqlite::Result<Option<Survey>>>)>);
+
+impl EarlySurveys {
+    pub(crate) fn new(specs: Vec<Spec>, surveyed: Vec<rusqlite::Result<Option<Survey>>>) -> Self {
+        EarlySurveys(specs.into_iter().zip(surveyed.into_iter().map(Some)).collect())
+    }
+
+    /// The survey of `spec`, if discovery made it (each is taken once).
+    fn take(&mut self, spec: &Spec) -> Option<rusqlite::Result<Option<Survey>>> {
+        self.0
+            .iter_mut()
+            .find(|(s, outcome)| outcome.is_some() && s == spec)
+            .and_then(|(_, outcome)| outcome.take())
+    }
+}
+
+/// The sort-free readers' specs whose surveys discovery can make in its own passes over the
+/// tables (nsys/scanset.rs): those that depend on nothing discovery finds but the families
+/// present. They are built as [`read_records`] builds them, so that it finds them equal; one
+/// that is not (the host calls when nsys 2022's NVTX MPI ranges join them) is surveyed then.
+pub(super) fn early_specs(ex: &Export, families: &BTreeSet<Family>, src: usize) -> Vec<Spec> {
+    let nothing_found = Discovery::default();
+    let queries = gpu::query(&ex.schema, families, src)
+        .into_iter()
+        .chain(host::query(&ex.schema, &nothing_found, families, src))
+        .chain(links::query(&ex.schema, families, src))
+        .chain(families.contains(&Family::Sched).then(|| sched::query(src)));
+    let mut specs = Vec::new();
+    for q in queries {
+        match q.partitioned {
+            Some(Partitioned::Rows(spec)) => specs.push(spec),
+            Some(Partitioned::Links { api, gpu }) => specs.extend([api, gpu]),
+            _ => {}
+        }
+    }
+    specs
 }
 
 /// What reading found besides the records.
@@ -124,16 +164,29 @@ pub(super) fn read_records(
     }
     out(Step::Preparing)?;
     // Where a family can be read without SQL sorting (per-resource sorted runs), that replaces
-    // its SQL query; the surveys decide, table by table.
+    // its SQL query; the surveys decide, table by table. Discovery made most of them already;
+    // the others are made now, in spec order.
     let mut jobs: Vec<Job> = Vec::new();
+    let mut surveyed: std::collections::VecDeque<Option<rusqlite::Result<Option<Survey>>>> =
+        std::collections::VecDeque::new();
     if opts.read_order == ReadOrder::Auto {
         for q in &queries {
             let source = q.source;
+            let mut runs = |spec| {
+                let early = plan.surveys[source]
+                    .lock()
+                    .expect("only this thread takes surveys")
+                    .take(spec);
+                if early.is_none() {
+                    jobs.push(Job::Runs { source, spec });
+                }
+                surveyed.push_back(early);
+            };
             match &q.partitioned {
-                Some(Partitioned::Rows(spec)) => jobs.push(Job::Runs { source, spec }),
+                Some(Partitioned::Rows(spec)) => runs(spec),
                 Some(Partitioned::Links { api, gpu }) => {
-                    jobs.push(Job::Runs { source, spec: api });
-                    jobs.push(Job::Runs { source, spec: gpu });
+                    runs(api);
+                    runs(gpu);
                 }
                 Some(Partitioned::Keys(spec)) => {
                     let counted = plan.discoveries[source].nvtx_rows;
@@ -163,9 +216,12 @@ pub(super) fn read_records(
     for q in &queries {
         let ex = &exports[q.source];
         let read = |e| Error::read(&ex.label, q.what, e);
-        let mut runs = || match outcomes.next() {
-            Some(Outcome::Runs(r)) => r.map_err(read),
-            _ => unreachable!("a survey per partitioned job, in order"),
+        let mut runs = || match surveyed.pop_front() {
+            Some(Some(early)) => early.map_err(read),
+            _ => match outcomes.next() {
+                Some(Outcome::Runs(r)) => r.map_err(read),
+                _ => unreachable!("a survey per partitioned job, in order"),
+            },
         };
         fast.push(match (&q.partitioned, opts.read_order) {
             (Some(Partitioned::Rows(spec)), ReadOrder::Auto) => runs()?

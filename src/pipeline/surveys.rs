@@ -7,9 +7,9 @@
 
 use rusqlite::Connection;
 
-use crate::nsys::interleave::scan_all;
 use crate::nsys::keyed::{KeyScan, KeySpec, Keys};
 use crate::nsys::partitioned::{Spec, Survey, SurveyScans};
+use crate::nsys::scanset::ScanSet;
 use crate::nsys::Export;
 
 /// One scan job, over the tables of input `source`.
@@ -64,7 +64,8 @@ pub(super) fn survey_all(
     side_by_side(&on_own_connections, direct)
 }
 
-/// The jobs' scans made together, each job on its connection.
+/// The jobs' scans made together, each job on its connection: one set of scans per connection
+/// (nsys/scanset.rs: a pass per table for all the scans of that table).
 fn side_by_side(jobs: &[(&Connection, &Job)], direct: bool) -> Vec<Outcome> {
     enum State<'q> {
         Runs(SurveyScans<'q>),
@@ -73,26 +74,40 @@ fn side_by_side(jobs: &[(&Connection, &Job)], direct: bool) -> Vec<Outcome> {
     let mut states: Vec<State> = jobs
         .iter()
         .map(|(_, job)| match job {
-            Job::Runs { spec, .. } => State::Runs(SurveyScans::new(spec, direct)),
+            Job::Runs { spec, .. } => State::Runs(SurveyScans::new(spec)),
             Job::Keys { spec, expected, .. } => State::Keys(KeyScan::new(*expected), spec),
         })
         .collect();
-    let mut scans = Vec::new();
-    let mut per_job = Vec::with_capacity(jobs.len());
+    // The connections in order of first use; each job's scans go to its connection's set.
+    let mut sets: Vec<(&Connection, ScanSet)> = Vec::new();
+    let mut placed: Vec<(usize, usize)> = Vec::with_capacity(jobs.len());
     for ((conn, _), state) in jobs.iter().zip(states.iter_mut()) {
-        let before = scans.len();
-        match state {
-            State::Runs(survey) => scans.extend(survey.scans(conn)),
-            State::Keys(keys, spec) => scans.push(keys.scan(conn, spec)),
-        }
-        per_job.push(scans.len() - before);
+        let at = match sets.iter().position(|(c, _)| std::ptr::eq(*c, *conn)) {
+            Some(at) => at,
+            None => {
+                sets.push((conn, ScanSet::new(conn, direct)));
+                sets.len() - 1
+            }
+        };
+        let set = &mut sets[at].1;
+        let n = match state {
+            State::Runs(survey) => survey.register(set),
+            State::Keys(keys, spec) => {
+                keys.register(set, spec);
+                1
+            }
+        };
+        placed.push((at, n));
     }
-    let mut ended = scan_all(scans).into_iter();
+    let mut ended: Vec<std::vec::IntoIter<rusqlite::Result<()>>> = sets
+        .into_iter()
+        .map(|(_, set)| set.run().into_iter())
+        .collect();
     states
         .into_iter()
-        .zip(per_job)
-        .map(|(state, n)| {
-            let mine: Vec<rusqlite::Result<()>> = ended.by_ref().take(n).collect();
+        .zip(placed)
+        .map(|(state, (at, n))| {
+            let mine: Vec<rusqlite::Result<()>> = ended[at].by_ref().take(n).collect();
             match state {
                 State::Runs(survey) => Outcome::Runs(survey.finish(mine)),
                 State::Keys(keys, _) => Outcome::Keys(

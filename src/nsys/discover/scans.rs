@@ -4,16 +4,14 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use rusqlite::types::{FromSql, ValueRef};
+use rusqlite::types::FromSql;
 use rusqlite::Params;
 
 use crate::error::{Error, Result};
 use crate::nsys::cursor::{get, Fields};
-use crate::nsys::direct::{scan_step, Plan};
-use crate::nsys::interleave::{scan_all, RowScan, Scan};
+use crate::nsys::scanset::{ScanSet, Sql};
 use crate::nsys::select::Select;
 use crate::nsys::Export;
-use crate::sqlfile::Pager;
 
 pub(super) fn rows<T, P: Params>(
     ex: &Export,
@@ -50,20 +48,24 @@ pub(super) fn scalar<T: FromSql>(
 /// One group of a grouped scan: key columns, MIN(lo), MAX(hi) and COUNT(*).
 pub(super) type Group = ([i64; 4], Option<i64>, Option<i64>, i64);
 
-/// Discovery's scans of the big tables, made together (nsys/interleave.rs: in the browser they
-/// then read the file about once between them, instead of once each) and their outcomes taken
-/// back in the order they were added, so that an error — found before a scan (a missing column)
-/// or during it — is reported where it was when the scans ran one after the other. Each scan
-/// reads table pages itself where its query compiles for the direct reader (nsys/direct.rs),
-/// else through SQLite.
+/// Discovery's scans of the big tables, made together (nsys/scanset.rs: one pass per table for
+/// every scan of it, side by side) and their outcomes taken back in the order they were added,
+/// so that an error — found before a scan (a missing column) or during it — is reported where it
+/// was when the scans ran one after the other. Other scans of the same tables (the surveys) can
+/// join the same passes ([`Batch::join`]).
 pub(super) struct Batch<'a> {
     ex: &'a Export,
-    /// The direct reader's pages of the file, unless every scan goes through SQLite.
-    pager: Option<Rc<Pager<'a>>>,
+    set: ScanSet<'a>,
     /// Set when the direct reader met a page that breaks the file format.
     damaged: Rc<Cell<bool>>,
-    /// What each scan reads (for messages), and the scan or the error found before it.
-    scans: Vec<(String, Result<Scan<'a>>)>,
+    /// Per scan added: what it reads and the error found before it (then not made), or a scan
+    /// added from outside.
+    scans: Vec<Added>,
+}
+
+enum Added {
+    Own(String, Option<Error>),
+    Other,
 }
 
 /// A row handed to a scan's consumer: an SQL row or a direct one, by output index.
@@ -74,60 +76,26 @@ impl<'a> Batch<'a> {
     pub fn new(ex: &'a Export, direct: bool) -> Batch<'a> {
         Batch {
             ex,
-            pager: direct
-                .then(|| Pager::new(&ex.conn).ok().flatten().map(Rc::new))
-                .flatten(),
+            set: ScanSet::new(&ex.conn, direct),
             damaged: Rc::new(Cell::new(false)),
             scans: Vec::new(),
         }
     }
 
-    /// The scan of `query`, its rows to `take`: by the direct reader where the query compiles for
-    /// it, else through SQLite. `filter_in_rust`: SQLite hands every row and the condition is
-    /// tested here — a query that skips most of a table would otherwise scan it all in one step,
-    /// alone, and not side by side.
-    fn scan(&self, query: &Select, filter_in_rust: bool, mut take: TakeRow<'a>) -> Scan<'a> {
-        let conn = &self.ex.conn;
-        if let Some(pager) = &self.pager {
-            if let Ok(Some(plan)) = Plan::compile(conn, query) {
-                let damaged = self.damaged.clone();
-                return Scan::Steps(scan_step(pager.clone(), plan, move |row| match row {
-                    Ok(row) => take(row).map(|()| true),
-                    Err(_) => {
-                        damaged.set(true);
-                        Ok(false)
-                    }
-                }));
-            }
-        }
-        if !filter_in_rust || query.conds.is_empty() {
-            return Scan::Query(RowScan {
-                conn,
-                sql: query.sql(),
-                row: Box::new(move |r| take(r).map(|()| true)),
-            });
-        }
-        let conds: Vec<String> = query.conds.iter().map(|c| c.sql()).collect();
-        let unfiltered = Select {
-            conds: Vec::new(),
-            ..query.clone()
-        };
-        let sql = unfiltered.sql().replacen(
-            "SELECT ",
-            &format!("SELECT ({}) AS \"hit\", ", conds.join(" AND ")),
-            1,
-        );
-        Scan::Query(RowScan {
-            conn,
+    fn add(&mut self, what: &str, query: &Select, sql: Sql, mut take: TakeRow<'a>) {
+        let damaged = self.damaged.clone();
+        self.set.add(
+            Some(query),
             sql,
-            row: Box::new(move |r| {
-                // Taken where SQL's WHERE takes it: true, neither false nor NULL.
-                if r.get::<_, Option<i64>>(0)?.is_some_and(|hit| hit != 0) {
-                    take(&AfterFirst(r))?;
+            Box::new(move |row| match row {
+                Ok(row) => take(row).map(|()| true),
+                Err(_) => {
+                    damaged.set(true);
+                    Ok(false)
                 }
-                Ok(true)
             }),
-        })
+        );
+        self.scans.push(Added::Own(what.to_owned(), None));
     }
 
     /// `SELECT keys…, MIN(lo), MAX(hi), COUNT(*) … GROUP BY keys` into `into`, computed in Rust
@@ -142,70 +110,55 @@ impl<'a> Batch<'a> {
         span: Span,
         into: &'a mut Grouper,
     ) {
-        let scan = check.map(|()| self.scan(&query(), false, Box::new(move |r| into.row(r, span))));
-        self.scans.push((what.to_owned(), scan));
+        match check {
+            Ok(()) => self.add(what, &query(), Sql::Query, Box::new(move |r| into.row(r, span))),
+            Err(e) => self.scans.push(Added::Own(what.to_owned(), Some(e))),
+        }
     }
 
-    /// Every row of `query` handed to `row`.
+    /// Every row of `query` handed to `row` (through SQLite, the condition is tested here:
+    /// [`Sql::FilterHere`]).
     pub fn rows(
         &mut self,
         what: &str,
         query: Select,
         row: impl FnMut(&dyn Fields) -> rusqlite::Result<()> + 'a,
     ) {
-        let scan = self.scan(&query, true, Box::new(row));
-        self.scans.push((what.to_owned(), Ok(scan)));
+        self.add(what, &query, Sql::FilterHere, Box::new(row));
     }
 
-    /// Makes the scans; how each ended, in the order they were added — or `None` when the direct
-    /// reader met damage (the caller then reads through SQLite, which reads some damage without
-    /// noticing, or names it).
-    pub fn run(self) -> Option<std::vec::IntoIter<Result<()>>> {
+    /// Where other scans join the batch's passes: `register` adds them to the set and says how
+    /// many it added; their outcomes come back from [`run`](Self::run) apart.
+    pub fn join(&mut self, register: impl FnOnce(&mut ScanSet<'a>) -> usize) {
+        let n = register(&mut self.set);
+        self.scans.extend((0..n).map(|_| Added::Other));
+    }
+
+    /// Makes the scans; how each of the batch's own ended, in the order they were added, and
+    /// how the joined ones did — or `None` when the direct reader met damage (the caller then
+    /// reads through SQLite, which reads some damage without noticing, or names it).
+    pub fn run(self) -> Option<(std::vec::IntoIter<Result<()>>, Vec<rusqlite::Result<()>>)> {
         let label = &self.ex.label;
-        let mut whats = Vec::new();
-        let mut outcomes: Vec<Option<Result<()>>> = Vec::new();
-        let mut ready = Vec::new();
-        for (what, scan) in self.scans {
-            match scan {
-                Ok(scan) => {
-                    ready.push(scan);
-                    outcomes.push(None);
-                }
-                Err(e) => outcomes.push(Some(Err(e))),
-            }
-            whats.push(what);
-        }
-        let mut ended = scan_all(ready).into_iter();
+        let ended = self.set.run();
         if self.damaged.get() {
             return None;
         }
-        Some(
-            outcomes
-                .into_iter()
-                .zip(whats)
-                .map(|(o, what)| {
-                    o.unwrap_or_else(|| {
-                        ended
-                            .next()
-                            .expect("an outcome per scan made")
-                            .map_err(|e| Error::read(label, &what, e))
-                    })
-                })
-                .collect::<Vec<_>>()
-                .into_iter(),
-        )
-    }
-}
-
-/// An SQL row without its first column (the condition of [`Batch::rows`]'s SQL).
-struct AfterFirst<'r, 's>(&'r rusqlite::Row<'s>);
-
-impl Fields for AfterFirst<'_, '_> {
-    fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
-        self.0.get_ref(i + 1)
-    }
-    fn column_name(&self, i: usize) -> &str {
-        Fields::column_name(self.0, i + 1)
+        let mut own = Vec::new();
+        let mut other = Vec::new();
+        let mut ended = ended.into_iter();
+        for added in self.scans {
+            match added {
+                Added::Own(_, Some(e)) => own.push(Err(e)),
+                Added::Own(what, None) => own.push(
+                    ended
+                        .next()
+                        .expect("an outcome per scan made")
+                        .map_err(|e| Error::read(label, &what, e)),
+                ),
+                Added::Other => other.push(ended.next().expect("an outcome per scan made")),
+            }
+        }
+        Some((own.into_iter(), other))
     }
 }
 

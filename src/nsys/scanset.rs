@@ -1,0 +1,221 @@
+//! The full scans of an export's tables that come before the stream, made together: each query
+//! the direct reader compiles for (nsys/direct.rs) joins one pass over its table, which parses
+//! each row once for every query of that table; the others are SQL scans. All of them go side by
+//! side (interleave.rs), so that through the browser's block cache they read the file about once.
+//!
+//! Discovery's groupings, the sort-free readers' surveys and the NVTX sort keys all read the big
+//! tables whole: the CUDA API table three times over (discovery, the host calls' survey, the
+//! links' survey), the GPU tables twice. On the 10 MB benchmark input the surveys alone were a
+//! fifth of the browser's conversion (docs/PERFORMANCE.md); made in discovery's pass, they cost
+//! what their own conditions and values cost, not another reading of the table.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, Statement};
+
+use super::cursor::Fields;
+use super::direct::{Plan, PlanRow, Row};
+use super::interleave::{query_step, run_all, Step, TakeRow};
+use super::select::Select;
+use crate::sqlfile::{Damaged, Pager, Record, TableCursor};
+
+/// Takes a row of a scan (its query's outputs by index), or the damage the direct reader met
+/// (the scan then ends); returns false when it needs no more rows.
+pub type Take<'a> = Box<dyn FnMut(Result<&dyn Fields, Damaged>) -> rusqlite::Result<bool> + 'a>;
+
+/// How a scan reads through SQLite when the direct reader does not run its query.
+pub enum Sql {
+    /// The query's own SQL.
+    Query,
+    /// Every row of the query's table with its condition as a first column, tested here: a query
+    /// that skips most of a table would otherwise scan it all in one step, alone, and not side
+    /// by side with the others.
+    FilterHere,
+    /// This SQL, which gives the query's outputs in order.
+    Given(String),
+}
+
+/// Scans of one connection's tables, made together (see the module doc).
+pub struct ScanSet<'a> {
+    conn: &'a Connection,
+    pager: Option<Rc<Pager<'a>>>,
+    scans: Vec<Entry<'a>>,
+}
+
+enum Entry<'a> {
+    Direct(Plan, Take<'a>),
+    Sql(String, bool, Take<'a>),
+}
+
+impl<'a> ScanSet<'a> {
+    /// `direct`: queries run by the direct reader where they compile for it.
+    pub fn new(conn: &'a Connection, direct: bool) -> ScanSet<'a> {
+        let pager = direct
+            .then(|| Pager::new(conn).ok().flatten().map(Rc::new))
+            .flatten();
+        ScanSet {
+            conn,
+            pager,
+            scans: Vec::new(),
+        }
+    }
+
+    /// A scan of `query`'s rows, handed to `take`: by the direct reader where `query` compiles
+    /// for it, else through SQLite as `sql` says (`query` `None`: through SQLite only).
+    pub fn add(&mut self, query: Option<&Select>, sql: Sql, take: Take<'a>) {
+        let plan = self.pager.as_ref().and(query).and_then(|q| Plan::compile(self.conn, q).ok()?);
+        let entry = match (plan, query, sql) {
+            (Some(plan), ..) => Entry::Direct(plan, take),
+            (None, _, Sql::Given(s)) => Entry::Sql(s, false, take),
+            (None, Some(q), Sql::Query) => Entry::Sql(q.sql(), false, take),
+            (None, Some(q), Sql::FilterHere) => Entry::Sql(filter_here_sql(q), true, take),
+            (None, None, _) => unreachable!("a scan without a query gives its SQL"),
+        };
+        self.scans.push(entry);
+    }
+
+    /// Makes every scan; how each ended, in the order they were added.
+    pub fn run(self) -> Vec<rusqlite::Result<()>> {
+        let n = self.scans.len();
+        // How each scan of a table pass ended (the passes themselves never fail).
+        let outcomes: Rc<RefCell<Vec<Option<rusqlite::Result<()>>>>> =
+            Rc::new(RefCell::new((0..n).map(|_| None).collect()));
+        // Direct scans grouped by table, in the order of each table's first scan.
+        let mut tables: Vec<(u32, Vec<(usize, Plan, Take<'a>)>)> = Vec::new();
+        let mut queries: Vec<(usize, rusqlite::Result<Statement<'a>>, TakeRow<'a>)> = Vec::new();
+        for (i, entry) in self.scans.into_iter().enumerate() {
+            match entry {
+                Entry::Direct(plan, take) => {
+                    let root = plan.table.root;
+                    match tables.iter_mut().find(|(r, _)| *r == root) {
+                        Some((_, group)) => group.push((i, plan, take)),
+                        None => tables.push((root, vec![(i, plan, take)])),
+                    }
+                }
+                Entry::Sql(text, filtered, take) => {
+                    queries.push((i, self.conn.prepare(&text), sql_rows(filtered, take)));
+                }
+            }
+        }
+        let mut steps: Vec<Step<'_, rusqlite::Error>> = Vec::new();
+        for (root, group) in tables {
+            let pager = self.pager.clone().expect("direct scans have a pager");
+            steps.push(table_pass(pager, root, group, outcomes.clone()));
+        }
+        let passes = steps.len();
+        steps.extend(queries.iter_mut().map(|(_, st, take)| query_step(st, take)));
+        let ended = run_all(steps);
+        let mut outcomes = outcomes.borrow_mut();
+        for ((i, ..), end) in queries.iter().zip(ended.into_iter().skip(passes)) {
+            outcomes[*i] = Some(end);
+        }
+        outcomes
+            .iter_mut()
+            .map(|o| o.take().unwrap_or(Ok(())))
+            .collect()
+    }
+}
+
+/// One pass over the table at `root` for its scans: each row parsed once (as far as the scan
+/// reading furthest needs), offered to every scan still taking rows whose conditions it meets.
+fn table_pass<'a>(
+    pager: Rc<Pager<'a>>,
+    root: u32,
+    mut scans: Vec<(usize, Plan, Take<'a>)>,
+    outcomes: Rc<RefCell<Vec<Option<rusqlite::Result<()>>>>>,
+) -> Step<'a, rusqlite::Error> {
+    let upto = scans.iter().map(|(_, p, _)| p.upto).max().unwrap_or(0);
+    let mut cursor = TableCursor::new(root);
+    let mut record = Record::default();
+    let mut started = false;
+    Box::new(move || {
+        let read = if started {
+            Ok(())
+        } else {
+            started = true;
+            cursor.seek(&pager, i64::MIN)
+        };
+        let next = read.and_then(|()| cursor.next(&pager));
+        let row = match next {
+            Ok(Some((rowid, payload))) => record.parse(payload, upto).map(|()| (rowid, payload)),
+            Ok(None) => return Ok(false),
+            Err(e) => Err(e),
+        };
+        let mut outcomes = outcomes.borrow_mut();
+        match row {
+            Ok((rowid, payload)) => {
+                let row = Row {
+                    rowid,
+                    payload,
+                    record: &record,
+                };
+                scans.retain_mut(|(i, plan, take)| {
+                    if !plan.admits(&row) {
+                        return true;
+                    }
+                    match take(Ok(&PlanRow { plan, row })) {
+                        Ok(true) => true,
+                        ended => {
+                            outcomes[*i] = Some(ended.map(|_| ()));
+                            false
+                        }
+                    }
+                });
+            }
+            Err(damage) => {
+                for (i, _, take) in scans.iter_mut() {
+                    outcomes[*i] = Some(take(Err(damage.clone())).map(|_| ()));
+                }
+                scans.clear();
+            }
+        }
+        Ok(!scans.is_empty())
+    })
+}
+
+/// `SELECT (conditions) AS hit, outputs FROM table`: see [`Sql::FilterHere`].
+fn filter_here_sql(q: &Select) -> String {
+    if q.conds.is_empty() {
+        return q.sql();
+    }
+    let conds: Vec<String> = q.conds.iter().map(|c| c.sql()).collect();
+    let unfiltered = Select {
+        conds: Vec::new(),
+        ..q.clone()
+    };
+    unfiltered.sql().replacen(
+        "SELECT ",
+        &format!("SELECT ({}) AS \"hit\", ", conds.join(" AND ")),
+        1,
+    )
+}
+
+/// The rows of a scan through SQLite, handed to `take` (`filtered`: the first column says
+/// whether the row is one of the query's).
+fn sql_rows<'a>(filtered: bool, mut take: Take<'a>) -> TakeRow<'a> {
+    Box::new(move |r| {
+        if !filtered {
+            return take(Ok(r));
+        }
+        // Taken where SQL's WHERE takes it: true, neither false nor NULL.
+        if r.get::<_, Option<i64>>(0)?.is_some_and(|hit| hit != 0) {
+            take(Ok(&AfterFirst(r)))
+        } else {
+            Ok(true)
+        }
+    })
+}
+
+/// An SQL row without its first column (the condition of [`Sql::FilterHere`]).
+struct AfterFirst<'r, 's>(&'r rusqlite::Row<'s>);
+
+impl Fields for AfterFirst<'_, '_> {
+    fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
+        self.0.get_ref(i + 1)
+    }
+    fn column_name(&self, i: usize) -> &str {
+        Fields::column_name(self.0, i + 1)
+    }
+}
