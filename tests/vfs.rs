@@ -271,11 +271,8 @@ fn interleaved_tables(path: &Path) {
 
 #[test]
 fn scans_side_by_side_read_the_file_once_between_them() {
-    use prvsight::nsys::direct::{scan_step, Plan};
-    use prvsight::nsys::interleave::{scan_all, RowScan, Scan};
+    use prvsight::nsys::scanset::{ScanSet, Sql};
     use prvsight::nsys::select::{Select, Val};
-    use prvsight::sqlfile::Pager;
-    use std::rc::Rc;
     let path =
         std::env::temp_dir().join(format!("prvsight-interleave-{}.sqlite", std::process::id()));
     interleaved_tables(&path);
@@ -293,43 +290,29 @@ fn scans_side_by_side_read_the_file_once_between_them() {
             .unwrap();
         // SQLite's own page cache kept small as well (it would otherwise hold the whole file).
         conn.execute_batch("PRAGMA cache_size = -64").unwrap();
-        let pager = Rc::new(Pager::new(&conn).unwrap().unwrap());
         let mut sums = vec![0i64; 3];
-        let scans = sums
-            .iter_mut()
-            .zip(["a", "b", "c"])
-            .map(|(sum, t)| {
-                if direct {
-                    let query = Select::new(t).output("v", Val::col("v"));
-                    let plan = Plan::compile(&conn, &query).unwrap().unwrap();
-                    Scan::Steps(scan_step(pager.clone(), plan, move |r| {
-                        use prvsight::nsys::cursor::Fields;
-                        let rusqlite::types::ValueRef::Integer(v) = r.expect("a sound file").value(0)? else {
-                            panic!("v is an integer")
-                        };
-                        *sum += v;
-                        Ok(true)
-                    }))
-                } else {
-                    Scan::Query(RowScan {
-                        conn: &conn,
-                        sql: format!("SELECT v FROM {t}"),
-                        row: Box::new(move |r| {
-                            *sum += r.get::<_, i64>(0)?;
-                            Ok(true)
-                        }),
-                    })
-                }
-            })
-            .collect::<Vec<_>>();
-        if together {
-            assert!(scan_all(scans).iter().all(|r| r.is_ok()));
-        } else {
-            for scan in scans {
-                assert!(scan_all(vec![scan])[0].is_ok());
+        let mut sets = vec![ScanSet::new(&conn, direct)];
+        for (i, (sum, t)) in sums.iter_mut().zip(["a", "b", "c"]).enumerate() {
+            if !together && i > 0 {
+                sets.push(ScanSet::new(&conn, direct));
             }
+            let query = Select::new(t).output("v", Val::col("v"));
+            sets.last_mut().unwrap().add(
+                Some(&query),
+                Sql::Query,
+                Box::new(move |r| {
+                    let rusqlite::types::ValueRef::Integer(v) = r.expect("a sound file").value(0)?
+                    else {
+                        panic!("v is an integer")
+                    };
+                    *sum += v;
+                    Ok(true)
+                }),
+            );
         }
-        drop(pager);
+        for set in sets {
+            assert!(set.run().iter().all(|r| r.is_ok()));
+        }
         drop(conn);
         (vfs::closed_stats(&label).unwrap().source_reads, sums)
     };

@@ -577,32 +577,37 @@ fn bad_files_give_errors_with_hints() {
 #[wasm_bindgen_test]
 fn the_direct_reader_reads_pages_through_the_vfs_in_wasm() {
     use prvsight::nsys::cursor::Fields;
-    use prvsight::nsys::direct::{scan_step, Plan};
-    use prvsight::nsys::interleave::{scan_all, Scan};
+    use prvsight::nsys::direct::Plan;
+    use prvsight::nsys::scanset::{ScanSet, Sql};
     use prvsight::nsys::select::{Select, Val};
     use prvsight::sqlfile::Pager;
     use prvsight::vfs::{self, CacheConfig};
     let config = CacheConfig::for_files(&[SAMPLE.len() as u64])[0];
     let ex = vfs::open_export("direct.sqlite", Box::new(SAMPLE.to_vec()), config).unwrap();
-    let pager = Rc::new(Pager::new(&ex.conn).unwrap().expect("pages readable in wasm"));
+    let pager = Pager::new(&ex.conn).unwrap().expect("pages readable in wasm");
     let query = Select::new("CUPTI_ACTIVITY_KIND_RUNTIME")
         .output("rid", Val::Rowid)
         .output("start", Val::col("start"))
         .output("correlationId", Val::col("correlationId"))
         .not_null("start");
-    let plan = Plan::compile(&ex.conn, &query).unwrap().expect("compiles in wasm");
+    assert!(Plan::compile(&pager, &query).unwrap().is_some(), "compiles in wasm");
     let mut direct: Vec<(i64, i64, i64)> = Vec::new();
     let rows = &mut direct;
-    let ended = scan_all(vec![Scan::Steps(scan_step(pager, plan, move |r| {
-        let r = r.expect("a sound file");
-        let int = |i| match r.value(i) {
-            Ok(rusqlite::types::ValueRef::Integer(v)) => v,
-            other => panic!("column {i}: {other:?}"),
-        };
-        rows.push((int(0), int(1), int(2)));
-        Ok(true)
-    }))]);
-    assert!(ended[0].is_ok());
+    let mut set = ScanSet::new(&ex.conn, true);
+    set.add(
+        Some(&query),
+        Sql::Given("SELECT 'not read through SQLite'".into()),
+        Box::new(move |r| {
+            let r = r.expect("a sound file");
+            let int = |i| match r.value(i) {
+                Ok(rusqlite::types::ValueRef::Integer(v)) => v,
+                other => panic!("column {i}: {other:?}"),
+            };
+            rows.push((int(0), int(1), int(2)));
+            Ok(true)
+        }),
+    );
+    assert!(set.run()[0].is_ok());
     let mut st = ex
         .conn
         .prepare("SELECT rowid, start, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE start IS NOT NULL")

@@ -11,12 +11,10 @@
 use std::rc::Rc;
 
 use rusqlite::types::ValueRef;
-use rusqlite::Connection;
 
 use super::cursor::Fields;
-use super::interleave::Step;
 use super::select::{Cond, Select, Val};
-use crate::sqlfile::{Affinity, Damaged, Pager, Record, Table, TableCursor};
+use crate::sqlfile::{Affinity, Pager, Record, Table};
 
 /// Where a value of a row comes from.
 #[derive(Clone, Debug)]
@@ -40,7 +38,7 @@ enum Test {
 
 /// A [`Select`] compiled for the direct reader.
 pub struct Plan {
-    pub table: Table,
+    pub table: Rc<Table>,
     /// Record columns to parse: one past the last column read.
     pub upto: usize,
     conds: Vec<(usize, Test)>,
@@ -57,13 +55,13 @@ pub struct Row<'p, 'r> {
 }
 
 impl Plan {
-    /// `select` compiled against its table in `conn`, or `None` where the direct reader does not
-    /// run it (see the module doc).
-    pub fn compile(conn: &Connection, select: &Select) -> rusqlite::Result<Option<Plan>> {
+    /// `select` compiled against its table as `pager`'s connection describes it, or `None` where
+    /// the direct reader does not run it (see the module doc).
+    pub fn compile(pager: &Pager, select: &Select) -> rusqlite::Result<Option<Plan>> {
         if select.group_by.is_some() {
             return Ok(None);
         }
-        let Some(table) = Table::read(conn, &select.table)? else {
+        let Some(table) = pager.table(&select.table)? else {
             return Ok(None);
         };
         let column = |name: &str| -> Option<usize> {
@@ -189,60 +187,6 @@ impl Fields for PlanRow<'_, '_, '_> {
     fn column_name(&self, i: usize) -> &str {
         self.plan.names.get(i).map_or("?", String::as_str)
     }
-}
-
-/// A scan of a compiled query as a step of the side-by-side scans (nsys/interleave.rs): each
-/// call reads one row of the table and hands it to `take` if it meets the query's conditions;
-/// damage found in the file is handed to `take` instead, which decides (the scan then ends).
-pub fn scan_step<'a>(
-    pager: Rc<Pager<'a>>,
-    plan: Plan,
-    mut take: impl FnMut(Result<&PlanRow, Damaged>) -> rusqlite::Result<bool> + 'a,
-) -> Step<'a, rusqlite::Error> {
-    let mut cursor = TableCursor::new(plan.table.root);
-    let mut record = Record::default();
-    let mut started = false;
-    let mut ended = false;
-    Box::new(move || {
-        if ended {
-            return Ok(false);
-        }
-        if !started {
-            started = true;
-            if let Err(damage) = cursor.seek(&pager, i64::MIN) {
-                ended = true;
-                return take(Err(damage)).map(|_| false);
-            }
-        }
-        let read = match cursor.next(&pager) {
-            Ok(None) => Ok(None),
-            Ok(Some((rowid, payload))) => record.parse(payload, plan.upto).map(|()| {
-                Some(Row {
-                    rowid,
-                    payload,
-                    record: &record,
-                })
-            }),
-            Err(damage) => Err(damage),
-        };
-        match read {
-            Ok(None) => Ok(false),
-            Ok(Some(row)) if !plan.admits(&row) => Ok(true),
-            Ok(Some(row)) => take(Ok(&PlanRow { plan: &plan, row })),
-            Err(damage) => {
-                ended = true;
-                take(Err(damage)).map(|_| false)
-            }
-        }
-    })
-}
-
-/// Damage as SQLite's own error for it, so that callers name it as they name SQLite's.
-pub fn corrupt(d: Damaged) -> rusqlite::Error {
-    rusqlite::Error::SqliteFailure(
-        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
-        Some(d.to_string()),
-    )
 }
 
 /// `v IN (vs)` for a column of numeric (not TEXT) affinity: numbers compare by value; text,

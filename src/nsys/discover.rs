@@ -86,6 +86,9 @@ impl Discovery {
     }
 }
 
+/// How each survey discovery was given ended (see [`discover`]).
+pub type Surveyed = Vec<rusqlite::Result<Option<Survey>>>;
+
 /// The selected families whose tables hold rows.
 pub fn present_families(ex: &Export, opts: &Options) -> Result<BTreeSet<Family>> {
     let s = &ex.schema;
@@ -111,7 +114,7 @@ pub fn discover(
     opts: &Options,
     families: BTreeSet<Family>,
     specs: &[Spec],
-) -> Result<(Discovery, Vec<rusqlite::Result<Option<Survey>>>)> {
+) -> Result<(Discovery, Surveyed)> {
     let direct = opts.read_pages == ReadPages::Auto;
     if let Some(found) = discover_with(ex, opts, families.clone(), specs, direct)? {
         return Ok(found);
@@ -128,7 +131,7 @@ fn discover_with(
     families: BTreeSet<Family>,
     specs: &[Spec],
     direct: bool,
-) -> Result<Option<(Discovery, Vec<rusqlite::Result<Option<Survey>>>)>> {
+) -> Result<Option<(Discovery, Surveyed)>> {
     let s = &ex.schema;
     let mut d = Discovery {
         families,
@@ -312,7 +315,7 @@ fn discover_with(
         return Ok(None);
     };
     let mut joined = joined.drain(..);
-    let surveyed: Vec<rusqlite::Result<Option<Survey>>> = surveys
+    let surveyed: Surveyed = surveys
         .into_iter()
         .map(|survey| {
             let mine = joined.by_ref().take(survey.scan_count()).collect();

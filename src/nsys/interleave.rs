@@ -5,8 +5,9 @@
 //! file again; in the browser, whose block cache holds at most 32 MiB of a file too large to
 //! hold whole, that is a full reload of the file per scan (six for discovery and nine for the
 //! surveys of a typical export, docs/PERFORMANCE.md). Here each scan advances while it is the
-//! furthest behind in its file (the VFS tells where SQLite last read, `vfs::last_read`), so all
-//! scans move through the file together and a block once loaded serves them all.
+//! furthest behind in its file (the VFS tells where the last page was read, `vfs::last_read`,
+//! whether SQLite or the direct reader read it), so all scans move through the file together
+//! and a block once loaded serves them all. The scans are made as a set (scanset.rs).
 //!
 //! What each scan computes does not depend on the interleaving: every scan sees its own rows in
 //! its own order, and the results come back in the scans' order. Files not opened through the VFS
@@ -15,7 +16,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use rusqlite::{Connection, Row, Statement};
+use rusqlite::{Row, Statement};
 
 use crate::vfs;
 
@@ -63,45 +64,6 @@ pub fn run_all<E>(mut scans: Vec<Step<'_, E>>) -> Vec<Result<(), E>> {
 
 /// Takes one row of a scan; returns false when it needs no more.
 pub type TakeRow<'a> = Box<dyn FnMut(&Row<'_>) -> rusqlite::Result<bool> + 'a>;
-
-/// A query over a connection whose rows go, one by one, to `row`.
-pub struct RowScan<'a> {
-    pub conn: &'a Connection,
-    pub sql: String,
-    pub row: TakeRow<'a>,
-}
-
-/// A scan to make side by side with others.
-pub enum Scan<'a> {
-    /// Through SQLite.
-    Query(RowScan<'a>),
-    /// One that steps itself (the direct reader of the file format, nsys/direct.rs).
-    Steps(Step<'a, rusqlite::Error>),
-}
-
-/// Runs the scans side by side (see [`run_all`]); how each ended, in their order.
-pub fn scan_all(scans: Vec<Scan<'_>>) -> Vec<rusqlite::Result<()>> {
-    enum Ready<'a> {
-        Query(rusqlite::Result<Statement<'a>>, TakeRow<'a>),
-        Steps(Option<Step<'a, rusqlite::Error>>),
-    }
-    // Statements first: the steps borrow them.
-    let mut ready: Vec<Ready> = scans
-        .into_iter()
-        .map(|s| match s {
-            Scan::Query(q) => Ready::Query(q.conn.prepare(&q.sql), q.row),
-            Scan::Steps(step) => Ready::Steps(Some(step)),
-        })
-        .collect();
-    let steps: Vec<Step<'_, rusqlite::Error>> = ready
-        .iter_mut()
-        .map(|r| match r {
-            Ready::Steps(step) => step.take().expect("each scan is stepped once"),
-            Ready::Query(st, row) => query_step(st, row),
-        })
-        .collect();
-    run_all(steps)
-}
 
 /// The step of a prepared query whose rows go to `row` (a statement that failed to prepare
 /// ends at its first step with that error).

@@ -557,16 +557,11 @@ struct DirectFetch<'c> {
 impl<'c> DirectFetch<'c> {
     /// Where at least one member compiles for the direct reader. Each member's query gives its
     /// fetched columns, then order, rid, aux and the partition (see [`fetch_query`]).
-    fn new(
-        conn: &'c Connection,
-        spec: &Spec,
-        fetched: &[Vec<usize>],
-        pager: Rc<Pager<'c>>,
-    ) -> Option<DirectFetch<'c>> {
+    fn new(spec: &Spec, fetched: &[Vec<usize>], pager: Rc<Pager<'c>>) -> Option<DirectFetch<'c>> {
         let members: Vec<Option<(Plan, TableCursor)>> = (0..spec.members.len())
             .map(|m| {
                 let query = fetch_query(spec, m, &fetched[m])?;
-                let plan = Plan::compile(conn, &query).ok()??;
+                let plan = Plan::compile(&pager, &query).ok()??;
                 let cursor = TableCursor::new(plan.table.root);
                 Some((plan, cursor))
             })
@@ -672,7 +667,7 @@ impl<'c> PartitionedRows<'c> {
             direct: None,
             survey,
         };
-        rows.direct = pager.and_then(|pager| DirectFetch::new(conn, spec, &rows.fetched, pager));
+        rows.direct = pager.and_then(|pager| DirectFetch::new(spec, &rows.fetched, pager));
         for (r, run) in rows.survey.runs.iter().enumerate() {
             let p = run.partition;
             rows.frontier[p].push(Reverse((run.first_order, rows.fams[run.member], run.lo, r)));

@@ -44,6 +44,9 @@ pub struct ScanSet<'a> {
     scans: Vec<Entry<'a>>,
 }
 
+/// The scans of one table pass: (index among the set's scans, plan, taker).
+type Pass<'a> = Vec<(usize, Plan, Take<'a>)>;
+
 enum Entry<'a> {
     Direct(Plan, Take<'a>),
     Sql(String, bool, Take<'a>),
@@ -65,7 +68,9 @@ impl<'a> ScanSet<'a> {
     /// A scan of `query`'s rows, handed to `take`: by the direct reader where `query` compiles
     /// for it, else through SQLite as `sql` says (`query` `None`: through SQLite only).
     pub fn add(&mut self, query: Option<&Select>, sql: Sql, take: Take<'a>) {
-        let plan = self.pager.as_ref().and(query).and_then(|q| Plan::compile(self.conn, q).ok()?);
+        let plan = (self.pager.as_ref())
+            .zip(query)
+            .and_then(|(pager, q)| Plan::compile(pager, q).ok()?);
         let entry = match (plan, query, sql) {
             (Some(plan), ..) => Entry::Direct(plan, take),
             (None, _, Sql::Given(s)) => Entry::Sql(s, false, take),
@@ -83,7 +88,7 @@ impl<'a> ScanSet<'a> {
         let outcomes: Rc<RefCell<Vec<Option<rusqlite::Result<()>>>>> =
             Rc::new(RefCell::new((0..n).map(|_| None).collect()));
         // Direct scans grouped by table, in the order of each table's first scan.
-        let mut tables: Vec<(u32, Vec<(usize, Plan, Take<'a>)>)> = Vec::new();
+        let mut tables: Vec<(u32, Pass<'a>)> = Vec::new();
         let mut queries: Vec<(usize, rusqlite::Result<Statement<'a>>, TakeRow<'a>)> = Vec::new();
         for (i, entry) in self.scans.into_iter().enumerate() {
             match entry {
@@ -123,7 +128,7 @@ impl<'a> ScanSet<'a> {
 fn table_pass<'a>(
     pager: Rc<Pager<'a>>,
     root: u32,
-    mut scans: Vec<(usize, Plan, Take<'a>)>,
+    mut scans: Pass<'a>,
     outcomes: Rc<RefCell<Vec<Option<rusqlite::Result<()>>>>>,
 ) -> Step<'a, rusqlite::Error> {
     let upto = scans.iter().map(|(_, p, _)| p.upto).max().unwrap_or(0);

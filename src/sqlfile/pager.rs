@@ -3,11 +3,11 @@
 
 use std::cell::RefCell;
 use std::ffi::c_int;
-use std::marker::PhantomData;
+use std::rc::Rc;
 
 use rusqlite::{ffi, Connection};
 
-use super::Damaged;
+use super::{Damaged, Table};
 use crate::FastMap;
 
 /// Bytes of pages kept per pager (one per input's readers). Each seek walks root → interior
@@ -16,14 +16,15 @@ const CACHE_BYTES: usize = 2 << 20;
 
 /// The pages of one connection's main database.
 pub struct Pager<'c> {
+    conn: &'c Connection,
+    /// The tables looked up so far (see [`Pager::table`]).
+    tables: RefCell<FastMap<String, Option<Rc<Table>>>>,
     file: *mut ffi::sqlite3_file,
     read: unsafe extern "C" fn(*mut ffi::sqlite3_file, *mut std::ffi::c_void, c_int, i64) -> c_int,
     page_size: usize,
     usable: usize,
     pages: u32,
     cache: RefCell<Cache>,
-    /// The file belongs to the connection: it stays open while the connection lives.
-    _conn: PhantomData<&'c Connection>,
 }
 
 impl<'c> Pager<'c> {
@@ -52,13 +53,14 @@ impl<'c> Pager<'c> {
         };
         let size_fn = unsafe { (*methods).xFileSize };
         let mut pager = Pager {
+            conn,
+            tables: RefCell::new(FastMap::default()),
             file,
             read,
             page_size: 0,
             usable: 0,
             pages: 0,
             cache: RefCell::new(Cache::default()),
-            _conn: PhantomData,
         };
         let mut head = [0u8; 100];
         pager.read_at(0, &mut head).map_err(|()| {
@@ -111,6 +113,16 @@ impl<'c> Pager<'c> {
         pager.pages = pages;
         pager.cache = RefCell::new(Cache::new(page_size));
         Ok(Some(pager))
+    }
+
+    /// The table `name` as [`Table::read`] gives it, looked up once per pager.
+    pub fn table(&self, name: &str) -> rusqlite::Result<Option<Rc<Table>>> {
+        if let Some(t) = self.tables.borrow().get(name) {
+            return Ok(t.clone());
+        }
+        let t = Table::read(self.conn, name)?.map(Rc::new);
+        self.tables.borrow_mut().insert(name.to_owned(), t.clone());
+        Ok(t)
     }
 
     pub fn page_size(&self) -> usize {

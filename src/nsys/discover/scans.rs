@@ -63,6 +63,9 @@ pub(super) struct Batch<'a> {
     scans: Vec<Added>,
 }
 
+/// How a batch's own scans ended (in order, with messages), and how the joined ones did.
+pub(super) type Ended = (std::vec::IntoIter<Result<()>>, Vec<rusqlite::Result<()>>);
+
 enum Added {
     Own(String, Option<Error>),
     Other,
@@ -137,7 +140,7 @@ impl<'a> Batch<'a> {
     /// Makes the scans; how each of the batch's own ended, in the order they were added, and
     /// how the joined ones did — or `None` when the direct reader met damage (the caller then
     /// reads through SQLite, which reads some damage without noticing, or names it).
-    pub fn run(self) -> Option<(std::vec::IntoIter<Result<()>>, Vec<rusqlite::Result<()>>)> {
+    pub fn run(self) -> Option<Ended> {
         let label = &self.ex.label;
         let ended = self.set.run();
         if self.damaged.get() {
