@@ -69,26 +69,30 @@ impl TableCursor {
         let mut page = self.root;
         loop {
             let header = header_offset(page);
-            let (kind, cells) = pager.with_page(page, |p| page_kind(&p[..pager.usable()], header))??;
-            match kind {
-                INTERIOR => {
-                    // The first cell whose key is ≥ min: its left child holds the keys ≤ key.
-                    let child = pager.with_page(page, |p| {
-                        let p = &p[..pager.usable()];
-                        let (mut lo, mut hi) = (0u16, cells);
-                        while lo < hi {
-                            let mid = lo + (hi - lo) / 2;
-                            if interior_cell(p, header, mid, page)?.1 < min {
-                                lo = mid + 1;
-                            } else {
-                                hi = mid;
-                            }
-                        }
-                        Ok::<u16, Damaged>(lo)
-                    })??;
+            // An interior page's child to go down into (the first cell whose key is ≥ min: its
+            // left child holds the keys ≤ key), or `None` at a leaf.
+            let step = pager.with_page(page, |p| {
+                let p = &p[..pager.usable()];
+                let (kind, cells) = page_kind(p, header)?;
+                if kind != INTERIOR {
+                    return Ok(None);
+                }
+                let (mut lo, mut hi) = (0u16, cells);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    if interior_cell(p, header, mid, page)?.1 < min {
+                        lo = mid + 1;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                Ok::<_, Damaged>(Some((lo, cells)))
+            })??;
+            match step {
+                Some((child, cells)) => {
                     page = self.push(pager, page, child, cells)?;
                 }
-                _ => {
+                None => {
                     self.load_leaf(pager, page)?;
                     // The first cell whose rowid is ≥ min.
                     let (mut lo, mut hi) = (0u16, self.leaf_cells);
