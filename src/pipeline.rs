@@ -92,7 +92,9 @@ fn plan_with(exports: &[Export], opts: &Options, surveys: bool) -> Result<Plan> 
         };
         let (d, surveyed) = discover(ex, opts, families, &specs)?;
         discoveries.push(d);
-        early.push(std::sync::Mutex::new(stream::EarlySurveys::new(specs, surveyed)));
+        early.push(std::sync::Mutex::new(stream::EarlySurveys::new(
+            specs, surveyed,
+        )));
     }
     for (ex, d) in exports.iter().zip(&discoveries) {
         if d.min_time.is_none() {

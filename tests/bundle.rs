@@ -363,7 +363,10 @@ fn a_bundle_whose_trace_is_gzipped_elsewhere_is_the_same_archive() {
             metrics: Some(MetricsOptions::default()),
         };
         let (whole, recorded) = bundle(paths, &bopts);
-        let exports: Vec<Export> = paths.iter().map(|p| Export::open_path(p).unwrap()).collect();
+        let exports: Vec<Export> = paths
+            .iter()
+            .map(|p| Export::open_path(p).unwrap())
+            .collect();
         let mut plain = Vec::new();
         let pending = write_bundle_trace_elsewhere(
             &exports,
@@ -386,7 +389,11 @@ fn a_bundle_whose_trace_is_gzipped_elsewhere_is_the_same_archive() {
         assert_eq!(split.summary.records, whole.summary.records, "{what}");
         // The head is the trace entry's header; the tail starts with its data descriptor.
         let (_, at, end) = recorded.stored[0].clone();
-        assert_eq!(tail.bytes[..at], recorded.bytes[..at], "{what}: the entry header");
+        assert_eq!(
+            tail.bytes[..at],
+            recorded.bytes[..at],
+            "{what}: the entry header"
+        );
         assert!(tail.bytes.len() > at);
         let assembled = [&tail.bytes[..at], &trace[..], &tail.bytes[at..]].concat();
         assert_eq!(trace, recorded.bytes[at..end], "{what}: the .prv.gz");

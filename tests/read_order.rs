@@ -28,7 +28,10 @@ fn both(paths: &[PathBuf]) -> (Converted, Converted) {
         &through_sqlite,
         "sort-free readers: pages read directly against rows read through SQLite",
     );
-    assert_eq!(fast.summary.sorted_by_sql, through_sqlite.summary.sorted_by_sql);
+    assert_eq!(
+        fast.summary.sorted_by_sql,
+        through_sqlite.summary.sorted_by_sql
+    );
     let sql = convert(
         paths,
         &Options {

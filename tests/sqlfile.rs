@@ -37,12 +37,16 @@ fn direct_rows(conn: &Connection, table: &str, from: i64) -> Vec<(i64, Vec<Value
 /// The same through SQL.
 fn sql_rows(conn: &Connection, table: &str, from: i64) -> Vec<(i64, Vec<Value>)> {
     let mut st = conn
-        .prepare(&format!("SELECT rowid, * FROM {table} WHERE rowid >= ?1 ORDER BY rowid"))
+        .prepare(&format!(
+            "SELECT rowid, * FROM {table} WHERE rowid >= ?1 ORDER BY rowid"
+        ))
         .unwrap();
     let n = st.column_count();
     let rows = st
         .query_map([from], |r| {
-            let values = (1..n).map(|i| r.get::<_, Value>(i)).collect::<Result<_, _>>()?;
+            let values = (1..n)
+                .map(|i| r.get::<_, Value>(i))
+                .collect::<Result<_, _>>()?;
             Ok((r.get(0)?, values))
         })
         .unwrap();
@@ -52,14 +56,22 @@ fn sql_rows(conn: &Connection, table: &str, from: i64) -> Vec<(i64, Vec<Value>)>
 fn same_everywhere(conn: &Connection, table: &str) {
     let all = sql_rows(conn, table, i64::MIN);
     assert!(!all.is_empty());
-    assert_eq!(direct_rows(conn, table, i64::MIN), all, "whole table {table}");
+    assert_eq!(
+        direct_rows(conn, table, i64::MIN),
+        all,
+        "whole table {table}"
+    );
     // From rowids on every side of the stored ones (gaps, the ends, beyond).
     let mut starts: Vec<i64> = all.iter().step_by(97).map(|(r, _)| *r).collect();
     starts.extend(starts.clone().iter().map(|r| r + 1));
     starts.extend([i64::MAX, all[all.len() - 1].0, all[0].0 - 1]);
     for from in starts {
         let want: Vec<_> = all.iter().filter(|(r, _)| *r >= from).cloned().collect();
-        assert_eq!(direct_rows(conn, table, from), want, "{table} from rowid {from}");
+        assert_eq!(
+            direct_rows(conn, table, from),
+            want,
+            "{table} from rowid {from}"
+        );
     }
 }
 
@@ -186,7 +198,10 @@ fn what_it_does_not_read_is_declined() {
     )
     .unwrap();
     for declined in ["w", "g", "d", "v", "missing"] {
-        assert!(Table::read(&conn, declined).unwrap().is_none(), "{declined}");
+        assert!(
+            Table::read(&conn, declined).unwrap().is_none(),
+            "{declined}"
+        );
     }
     let plain = Table::read(&conn, "plain").unwrap().unwrap();
     assert!(plain.columns[1].has_default && !plain.columns[0].has_default);
@@ -203,7 +218,9 @@ fn what_it_does_not_read_is_declined() {
     drop(c);
     let utf16 = Connection::open_in_memory().unwrap();
     utf16
-        .execute_batch("PRAGMA encoding = 'UTF-16le'; CREATE TABLE t (a); INSERT INTO t VALUES ('x');")
+        .execute_batch(
+            "PRAGMA encoding = 'UTF-16le'; CREATE TABLE t (a); INSERT INTO t VALUES ('x');",
+        )
         .unwrap();
     assert!(Pager::new(&utf16).unwrap().is_none());
     std::fs::remove_dir_all(&dir).unwrap();
@@ -221,8 +238,11 @@ fn a_truncated_file_is_an_error_not_a_panic() {
             .unwrap();
         let tx = c.unchecked_transaction().unwrap();
         for i in 0..20000i64 {
-            tx.execute("INSERT INTO t VALUES (?1, ?2)", rusqlite::params![i, "y".repeat((i % 3000) as usize)])
-                .unwrap();
+            tx.execute(
+                "INSERT INTO t VALUES (?1, ?2)",
+                rusqlite::params![i, "y".repeat((i % 3000) as usize)],
+            )
+            .unwrap();
         }
         tx.commit().unwrap();
     }
@@ -231,8 +251,8 @@ fn a_truncated_file_is_an_error_not_a_panic() {
     // says): every page past the cut is unreadable, and the scan must say so.
     for keep in [full.len() / 2, full.len() / 5, full.len() - 1024] {
         std::fs::write(&path, &full).unwrap();
-        let c = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .unwrap();
+        let c =
+            Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
         let t = Table::read(&c, "t").unwrap().unwrap();
         let pager = Pager::new(&c).unwrap().unwrap();
         std::fs::OpenOptions::new()
@@ -259,9 +279,10 @@ fn a_truncated_file_is_an_error_not_a_panic() {
 /// On a real export: every table the converter reads, the same through both.
 #[test]
 fn the_bundled_real_export_reads_the_same_both_ways() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/testcuda_report1.sqlite");
-    let conn = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .unwrap();
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/testcuda_report1.sqlite");
+    let conn =
+        Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
         .unwrap()

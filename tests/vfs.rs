@@ -301,7 +301,8 @@ fn scans_side_by_side_read_the_file_once_between_them() {
                 Some(&query),
                 Sql::Query,
                 Box::new(move |r| {
-                    let rusqlite::types::ValueRef::Integer(v) = r.expect("a sound file").value(0)?
+                    let rusqlite::types::ValueRef::Integer(v) =
+                        r.expect("a sound file").value(0)?
                     else {
                         panic!("v is an integer")
                     };
@@ -323,7 +324,10 @@ fn scans_side_by_side_read_the_file_once_between_them() {
         assert_eq!(sums_apart, [expect; 3]);
         assert_eq!(sums_together, [expect; 3]);
         // One after the other: the file three times over. Side by side: about once.
-        assert!(apart >= 3 * blocks - 3, "{apart} loads of {blocks} blocks (direct: {direct})");
+        assert!(
+            apart >= 3 * blocks - 3,
+            "{apart} loads of {blocks} blocks (direct: {direct})"
+        );
         assert!(
             together <= blocks + blocks / 4,
             "{together} loads of {blocks} blocks (direct: {direct})"

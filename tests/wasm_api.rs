@@ -584,13 +584,18 @@ fn the_direct_reader_reads_pages_through_the_vfs_in_wasm() {
     use prvsight::vfs::{self, CacheConfig};
     let config = CacheConfig::for_files(&[SAMPLE.len() as u64])[0];
     let ex = vfs::open_export("direct.sqlite", Box::new(SAMPLE.to_vec()), config).unwrap();
-    let pager = Pager::new(&ex.conn).unwrap().expect("pages readable in wasm");
+    let pager = Pager::new(&ex.conn)
+        .unwrap()
+        .expect("pages readable in wasm");
     let query = Select::new("CUPTI_ACTIVITY_KIND_RUNTIME")
         .output("rid", Val::Rowid)
         .output("start", Val::col("start"))
         .output("correlationId", Val::col("correlationId"))
         .not_null("start");
-    assert!(Plan::compile(&pager, &query).unwrap().is_some(), "compiles in wasm");
+    assert!(
+        Plan::compile(&pager, &query).unwrap().is_some(),
+        "compiles in wasm"
+    );
     let mut direct: Vec<(i64, i64, i64)> = Vec::new();
     let rows = &mut direct;
     let mut set = ScanSet::new(&ex.conn, true);

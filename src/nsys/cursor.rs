@@ -148,13 +148,59 @@ pub enum Partitioned {
 /// Where a cursor's rows come from.
 pub enum RowSource<'s> {
     /// One SQL query that sorts and gives the lookahead itself (`ORDER BY`, `LEAD`).
-    Sql(Rows<'s>),
+    Sql(OwnedRows<'s>),
     /// Per-resource runs already in time order, merged in Rust (see partitioned.rs).
     Partitioned(Box<PartitionedRows<'s>>),
     /// The sort-free API-to-GPU link join.
     Links(Box<super::links::LinkJoin<'s>>),
     /// Rows fetched by rowid in the order of their sorted keys.
     Keyed(Box<super::keyed::KeyedRows<'s>>),
+}
+
+/// A query's rows together with their statement. rusqlite's `Rows` borrow a statement that must
+/// live elsewhere; a cursor kept between calls (the browser's reader gives its records a batch
+/// at a time) has nowhere else to keep it.
+pub struct OwnedRows<'c> {
+    rows: std::mem::ManuallyDrop<Rows<'c>>,
+    /// Owned (from `Box::into_raw`), read only through `rows`, freed after them.
+    statement: std::ptr::NonNull<Statement<'c>>,
+}
+
+impl<'c> OwnedRows<'c> {
+    /// Runs `statement` (no parameters).
+    pub fn new(statement: Statement<'c>) -> rusqlite::Result<OwnedRows<'c>> {
+        let statement = std::ptr::NonNull::from(Box::leak(Box::new(statement)));
+        // SAFETY: the statement is on the heap, owned by this value from here on, never moved or
+        // used but through `rows`, and freed only after `rows` (see Drop): the borrow `rows`
+        // holds stays valid as long as they do.
+        match unsafe { (*statement.as_ptr()).query([]) } {
+            Ok(rows) => Ok(OwnedRows {
+                rows: std::mem::ManuallyDrop::new(rows),
+                statement,
+            }),
+            Err(e) => {
+                // SAFETY: no rows borrow it; it came from Box::leak above.
+                drop(unsafe { Box::from_raw(statement.as_ptr()) });
+                Err(e)
+            }
+        }
+    }
+
+    /// The next row (rusqlite's `Rows::next`: a streaming iterator, not an `Iterator`).
+    pub fn next_row(&mut self) -> rusqlite::Result<Option<&rusqlite::Row<'c>>> {
+        self.rows.next()
+    }
+}
+
+impl Drop for OwnedRows<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the rows first (they reset the statement), then the statement they borrowed,
+        // which came from Box::leak in `new` and is dropped once.
+        unsafe {
+            std::mem::ManuallyDrop::drop(&mut self.rows);
+            drop(Box::from_raw(self.statement.as_ptr()));
+        }
+    }
 }
 
 /// An open cursor with its next record decoded ahead (the merge compares heads).
@@ -174,7 +220,7 @@ impl Cursor<'_> {
         loop {
             let rec = match &mut self.rows {
                 RowSource::Sql(rows) => {
-                    let row = match rows.next() {
+                    let row = match rows.next_row() {
                         Ok(Some(r)) => r,
                         Ok(None) => return Ok(()),
                         Err(e) => return Err(Error::read(&cxs[self.source].file, self.what, e)),
@@ -342,18 +388,21 @@ impl Fields for BufferedRow {
 
 /// Column `i` of a row (an SQL row or one the direct reader gives) converted as rusqlite's
 /// `Row::get` converts it, with the same errors.
-pub fn get<T: rusqlite::types::FromSql, R: Fields + ?Sized>(row: &R, i: usize) -> rusqlite::Result<T> {
+pub fn get<T: rusqlite::types::FromSql, R: Fields + ?Sized>(
+    row: &R,
+    i: usize,
+) -> rusqlite::Result<T> {
     use rusqlite::types::FromSqlError;
     let value = row.value(i)?;
     T::column_result(value).map_err(|err| match err {
-        FromSqlError::InvalidType => rusqlite::Error::InvalidColumnType(
-            i,
-            row.column_name(i).to_owned(),
-            value.data_type(),
-        ),
+        FromSqlError::InvalidType => {
+            rusqlite::Error::InvalidColumnType(i, row.column_name(i).to_owned(), value.data_type())
+        }
         FromSqlError::OutOfRange(v) => rusqlite::Error::IntegralValueOutOfRange(i, v),
         FromSqlError::Utf8Error(e) => rusqlite::Error::Utf8Error(i, e),
-        FromSqlError::Other(e) => rusqlite::Error::FromSqlConversionFailure(i, value.data_type(), e),
+        FromSqlError::Other(e) => {
+            rusqlite::Error::FromSqlConversionFailure(i, value.data_type(), e)
+        }
         other => rusqlite::Error::FromSqlConversionFailure(i, value.data_type(), Box::new(other)),
     })
 }

@@ -5,12 +5,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::cursor::get;
 use super::ids::{pid_of, process_key};
 use super::nvtx::{NVTX_CATEGORY, NVTX_MARK, NVTX_RANGE_TYPES, NVTX_START_END_TYPES};
-use super::Export;
-use super::cursor::get;
 use super::partitioned::{Spec, Survey, SurveyScans};
 use super::select::{Cond, Select, Val};
+use super::Export;
 use crate::error::{Error, Result};
 use crate::options::{Family, Options, ReadPages};
 
@@ -504,7 +504,13 @@ fn find_nvtx_mpi(ex: &Export, opts: &Options, d: &mut Discovery, direct: bool) -
     };
     let mut groups = Grouper::new(1);
     let mut batch = Batch::new(ex, direct);
-    batch.grouped("NVTX MPI ranges", Ok(()), query, Span::StartOnly, &mut groups);
+    batch.grouped(
+        "NVTX MPI ranges",
+        Ok(()),
+        query,
+        Span::StartOnly,
+        &mut groups,
+    );
     let Some((mut ended, _)) = batch.run() else {
         return Ok(false);
     };

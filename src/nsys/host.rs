@@ -82,7 +82,14 @@ fn member(
         .chain(UNION.iter().map(|c| map.contains_key(c)))
         .chain([false])
         .collect();
-    (Member { fam, select, present }, group.is_some())
+    (
+        Member {
+            fam,
+            select,
+            present,
+        },
+        group.is_some(),
+    )
 }
 
 pub fn query(
@@ -144,13 +151,22 @@ pub fn query(
         }
         let t = "MPI_OTHER_EVENTS";
         if schema.has_table(t) {
-            parts.push(member(FAM_MPI_OTHER, t, &[("nm", lit("textId"))], Vec::new(), None));
+            parts.push(member(
+                FAM_MPI_OTHER,
+                t,
+                &[("nm", lit("textId"))],
+                Vec::new(),
+                None,
+            ));
         }
         if !d.nvtx_mpi_domains.is_empty() {
             let t = "NVTX_EVENTS";
             let conds = vec![
                 Cond::In("eventType".into(), vec![59, 70]),
-                Cond::In("domainId".into(), d.nvtx_mpi_domains.iter().copied().collect()),
+                Cond::In(
+                    "domainId".into(),
+                    d.nvtx_mpi_domains.iter().copied().collect(),
+                ),
             ];
             parts.push(member(
                 FAM_NVTX_MPI,

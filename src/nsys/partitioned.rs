@@ -36,8 +36,8 @@ use super::cursor::{BufferedRow, CursorKind, Fields};
 use super::direct::{same_number, Plan, Row as DirectRow};
 use super::scanset::{ScanSet, Sql};
 use super::select::{Expr, Select};
-use crate::sqlfile::{Pager, Record, TableCursor};
 use crate::error::{Error, Result};
+use crate::sqlfile::{Pager, Record, TableCursor};
 use crate::FastMap;
 
 /// One table (or filtered part of one) of a cursor's union.
@@ -121,7 +121,14 @@ struct OpenRun {
 impl OpenRun {
     /// Buffers a fetched row; `Err` when it is not what the survey's scan saw there (see
     /// [`Run::rows`]).
-    fn take(&mut self, f: &Fetch, order: i64, rid: i64, aux: Option<i64>, row: BufferedRow) -> Result<(), ()> {
+    fn take(
+        &mut self,
+        f: &Fetch,
+        order: i64,
+        rid: i64,
+        aux: Option<i64>,
+        row: BufferedRow,
+    ) -> Result<(), ()> {
         if rid < f.lo || rid > f.hi || order < self.last_order {
             return Err(());
         }
@@ -747,12 +754,16 @@ impl<'c> PartitionedRows<'c> {
     fn fetch_sql(&mut self, r: usize, f: &Fetch, file: &str) -> Result<usize> {
         let (conn, what) = (self.conn, self.what);
         let read = |e| Error::read(file, what, e);
-        let mut st = conn.prepare_cached(&self.fetch_sql[f.member]).map_err(read)?;
+        let mut st = conn
+            .prepare_cached(&self.fetch_sql[f.member])
+            .map_err(read)?;
         for (i, k) in f.key.iter().take(self.key_len).enumerate() {
             st.raw_bind_parameter(i + 1, k).map_err(read)?;
         }
-        st.raw_bind_parameter(self.key_len + 1, f.lo).map_err(read)?;
-        st.raw_bind_parameter(self.key_len + 2, f.hi).map_err(read)?;
+        st.raw_bind_parameter(self.key_len + 1, f.lo)
+            .map_err(read)?;
+        st.raw_bind_parameter(self.key_len + 2, f.hi)
+            .map_err(read)?;
         st.raw_bind_parameter(self.key_len + 3, f.batch as i64)
             .map_err(read)?;
         let (columns, fetched) = (&self.columns, &self.fetched[f.member]);
@@ -804,8 +815,8 @@ impl<'c> PartitionedRows<'c> {
                 payload,
                 record: &d.record,
             };
-            let on_resource = (0..self.key_len)
-                .all(|k| same_number(plan.value(&row, n + 3 + k), f.key[k]));
+            let on_resource =
+                (0..self.key_len).all(|k| same_number(plan.value(&row, n + 3 + k), f.key[k]));
             if !on_resource || !plan.admits(&row) {
                 continue;
             }

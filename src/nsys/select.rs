@@ -226,18 +226,33 @@ mod tests {
              WHERE \"start\" IS NOT NULL AND (\"eventClass\" IS NULL OR \"eventClass\" NOT IN (31, 32))"
         );
         assert_eq!(s.get("NM"), Some(&Val::col("nameId")));
-        let mut g = Select::new("t").output("n", Val::Sql("COUNT(*)")).when(Cond::In("k".into(), vec![1]));
+        let mut g = Select::new("t")
+            .output("n", Val::Sql("COUNT(*)"))
+            .when(Cond::In("k".into(), vec![1]));
         g.group_by = Some("a, b");
-        assert_eq!(g.sql(), "SELECT COUNT(*) AS \"n\" FROM \"t\" WHERE \"k\" IN (1) GROUP BY a, b");
-        assert_eq!(Expr::Coalesce("contextId".into(), 0).sql(), "COALESCE(\"contextId\", 0)");
+        assert_eq!(
+            g.sql(),
+            "SELECT COUNT(*) AS \"n\" FROM \"t\" WHERE \"k\" IN (1) GROUP BY a, b"
+        );
+        assert_eq!(
+            Expr::Coalesce("contextId".into(), 0).sql(),
+            "COALESCE(\"contextId\", 0)"
+        );
         let p = s
-            .project(&[&Expr::out("rid"), &Expr::Coalesce("nm".into(), 7), &Expr::Null])
+            .project(&[
+                &Expr::out("rid"),
+                &Expr::Coalesce("nm".into(), 7),
+                &Expr::Null,
+            ])
             .unwrap();
         assert_eq!(
             p.outputs,
             [
                 ("c0".to_owned(), Val::Rowid),
-                ("c1".to_owned(), Val::Coalesce(Box::new(Val::col("nameId")), 7)),
+                (
+                    "c1".to_owned(),
+                    Val::Coalesce(Box::new(Val::col("nameId")), 7)
+                ),
                 ("c2".to_owned(), Val::Null)
             ]
         );

@@ -308,7 +308,9 @@ mod tests {
         // The writer's bytes: the sample's writes, then the flush and end of a conversion.
         let mut body = Vec::new();
         for i in 0..60_000u64 {
-            body.extend_from_slice(format!("2:0:1:1:{}:{}:50000001:{}\n", i % 7 + 1, i * 1234, i % 97).as_bytes());
+            body.extend_from_slice(
+                format!("2:0:1:1:{}:{}:50000001:{}\n", i % 7 + 1, i * 1234, i % 97).as_bytes(),
+            );
         }
         for level in [1, 2, 6] {
             let mut w = GzipWriter::inline(Vec::new(), level);

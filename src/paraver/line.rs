@@ -116,7 +116,8 @@ mod tests {
 
     #[test]
     fn numbers_as_itoa_writes_them() {
-        let mut values: Vec<u64> = vec![0, 1, 9, 10, 99, 100, 101, 999, 1000, u64::MAX, u64::MAX - 1];
+        let mut values: Vec<u64> =
+            vec![0, 1, 9, 10, 99, 100, 101, 999, 1000, u64::MAX, u64::MAX - 1];
         let mut p = 1u64;
         for _ in 0..19 {
             p *= 10;
@@ -125,7 +126,9 @@ mod tests {
         // And a spread of others (a fixed LCG).
         let mut x = 12345u64;
         for _ in 0..10_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             values.push(x >> (x % 64));
         }
         let mut out = b"x:".to_vec();
@@ -145,7 +148,10 @@ mod tests {
         let mut out = b"ab".to_vec();
         p.push_to(&mut out);
         p.push_to(&mut out);
-        assert_eq!(out, b"ab2:0:1:4294967295:4294967295:2:0:1:4294967295:4294967295:");
+        assert_eq!(
+            out,
+            b"ab2:0:1:4294967295:4294967295:2:0:1:4294967295:4294967295:"
+        );
         assert!(Piece::new(&"x".repeat(Piece::MAX)).is_some());
         assert!(Piece::new(&"x".repeat(Piece::MAX + 1)).is_none());
     }

@@ -9,16 +9,16 @@ use super::surveys::{survey_all, Job, Outcome};
 use super::{record_family_name, Plan};
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
-use crate::nsys::cursor::{Cursor, Partitioned, Query, RowSource, SourceCx};
+use crate::nsys::cursor::{Cursor, OwnedRows, Partitioned, Query, RowSource, SourceCx};
+use crate::nsys::discover::Discovery;
 use crate::nsys::keyed::KeyedRows;
 use crate::nsys::links::LinkJoin;
-use crate::nsys::discover::Discovery;
 use crate::nsys::partitioned::{PartitionedRows, Spec, Survey};
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
 use crate::options::{Family, Options, ReadOrder, ReadPages};
 use crate::sqlfile::Pager;
-use std::rc::Rc;
 use crate::FastMap;
+use std::rc::Rc;
 
 /// What the reading side hands out, in this order: `Preparing` (any number of times), `Begin`
 /// once, then every record.
@@ -36,7 +36,12 @@ pub(crate) struct EarlySurveys(Vec<(Spec, Option<rusqlite::Result<Option<Survey>
 
 impl EarlySurveys {
     pub(crate) fn new(specs: Vec<Spec>, surveyed: Vec<rusqlite::Result<Option<Survey>>>) -> Self {
-        EarlySurveys(specs.into_iter().zip(surveyed.into_iter().map(Some)).collect())
+        EarlySurveys(
+            specs
+                .into_iter()
+                .zip(surveyed.into_iter().map(Some))
+                .collect(),
+        )
     }
 
     /// The survey of `spec`, if discovery made it (each is taken once).
@@ -90,257 +95,313 @@ pub(super) fn read_records(
     survey_threads: usize,
     out: &mut dyn FnMut(Step<'_>) -> Result<()>,
 ) -> Result<ReadSummary> {
-    let mut cxs: Vec<SourceCx> = Vec::with_capacity(exports.len());
-    for (src, ex) in exports.iter().enumerate() {
-        let d = &plan.discoveries[src];
-        let categories = d
-            .categories
-            .iter()
-            .map(|(k, v)| (*k, names.intern(v)))
-            .collect();
-        let strings = StringCache::new(&ex.conn, &ex.schema.strings_table, &ex.label)?;
-        let mut cx = SourceCx::new(
-            ex.label.clone(),
-            plan.shifts[src],
-            plan.trace.end_time,
-            strings,
-        );
-        cx.threads = plan.thread_maps[src].clone();
-        cx.streams = plan.stream_maps[src].clone();
-        cx.domains = plan.domain_maps[src].clone();
-        cx.categories = categories;
-        cx.metric_threads = plan.metric_maps[src].clone();
-        cx.metric_names = d
-            .metric_names
-            .iter()
-            .map(|(k, v)| (*k, names.intern(v)))
-            .collect();
-        cxs.push(cx);
+    let mut reader = Reader::open(exports, opts, plan, names, survey_threads, &mut || {
+        out(Step::Preparing)
+    })?;
+    out(Step::Begin(names))?;
+    reader.prime(names, &mut || out(Step::Preparing))?;
+    while let Some(rec) = reader.next(names)? {
+        out(Step::Record(rec, names))?;
     }
+    Ok(reader.finish())
+}
 
-    // MPI messages: every input with MPI tables gets a receive index; sends look receives up.
-    let rank_sources: FastMap<u32, usize> = plan
-        .trace
-        .objects
-        .processes
-        .iter()
-        .filter_map(|p| p.rank.map(|r| (r, p.source)))
-        .collect();
-    let matching: Vec<bool> = exports
-        .iter()
-        .enumerate()
-        .map(|(src, ex)| plan.families[src].contains(&Family::Mpi) && mpi_p2p::available(ex))
-        .collect();
-    for (src, ex) in exports.iter().enumerate() {
-        cxs[src].rank_sources = rank_sources.clone();
-        if matching[src] {
-            mpi_p2p::build_receive_index(ex)?;
-            let lookup = ex
-                .conn
-                .prepare(mpi_p2p::receive_lookup_sql())
-                .map_err(|e| Error::read(&ex.label, "MPI receives", e))?;
-            cxs[src].recv_lookup = Some(lookup);
-        }
-    }
+/// The reading side as a source of records: every family's cursor of every input, merged by
+/// time. [`read_records`] drives it for the one-thread pass and the read-ahead thread; the
+/// browser's reader worker pulls its records a batch at a time.
+pub(crate) struct Reader<'c> {
+    cxs: Vec<SourceCx<'c>>,
+    cursors: Vec<Cursor<'c>>,
+    /// (time, family rank, cursor) of every cursor with a head, the earliest on top.
+    heap: BinaryHeap<Reverse<(u64, u8, usize)>>,
+    /// The cursor whose head was handed out last: it moves on at the next call (so that what
+    /// it decodes follows the record handed out, as when the sinks were called in between).
+    to_advance: Option<usize>,
+    /// Records per family name, counted per name's address (each name is one static string):
+    /// a string-keyed map per record was 1–2 % of the reading thread.
+    tally: Vec<(&'static str, u64)>,
+    records: u64,
+    sorted_by_sql: Vec<String>,
+}
 
-    let mut queries: Vec<Query> = Vec::new();
-    for (src, ex) in exports.iter().enumerate() {
-        let fams = &plan.families[src];
-        queries.extend(gpu::query(&ex.schema, fams, src));
-        queries.extend(host::query(&ex.schema, &plan.discoveries[src], fams, src));
-        if fams.contains(&Family::Nvtx) {
-            queries.push(nvtx::query(&ex.schema, src));
+impl<'c> Reader<'c> {
+    /// Opens every cursor of every input (surveys, SQL sorts); `preparing` is called between
+    /// the long steps (a point where the user may cancel).
+    pub(crate) fn open(
+        exports: &'c [Export],
+        opts: &Options,
+        plan: &Plan,
+        names: &mut Names,
+        survey_threads: usize,
+        preparing: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<Reader<'c>> {
+        let mut cxs: Vec<SourceCx> = Vec::with_capacity(exports.len());
+        for (src, ex) in exports.iter().enumerate() {
+            let d = &plan.discoveries[src];
+            let categories = d
+                .categories
+                .iter()
+                .map(|(k, v)| (*k, names.intern(v)))
+                .collect();
+            let strings = StringCache::new(&ex.conn, &ex.schema.strings_table, &ex.label)?;
+            let mut cx = SourceCx::new(
+                ex.label.clone(),
+                plan.shifts[src],
+                plan.trace.end_time,
+                strings,
+            );
+            cx.threads = plan.thread_maps[src].clone();
+            cx.streams = plan.stream_maps[src].clone();
+            cx.domains = plan.domain_maps[src].clone();
+            cx.categories = categories;
+            cx.metric_threads = plan.metric_maps[src].clone();
+            cx.metric_names = d
+                .metric_names
+                .iter()
+                .map(|(k, v)| (*k, names.intern(v)))
+                .collect();
+            cxs.push(cx);
         }
-        queries.extend(links::query(&ex.schema, fams, src));
-        if matching[src] {
-            queries.push(mpi_p2p::send_query(ex, src));
-        }
-        if fams.contains(&Family::GpuMetrics) {
-            queries.push(gpu_metrics::query(src));
-        }
-        if fams.contains(&Family::Sched) {
-            queries.push(sched::query(src));
-        }
-    }
-    out(Step::Preparing)?;
-    // Where a family can be read without SQL sorting (per-resource sorted runs), that replaces
-    // its SQL query; the surveys decide, table by table. Discovery made most of them already;
-    // the others are made now, in spec order.
-    let mut jobs: Vec<Job> = Vec::new();
-    let mut surveyed: std::collections::VecDeque<Option<rusqlite::Result<Option<Survey>>>> =
-        std::collections::VecDeque::new();
-    if opts.read_order == ReadOrder::Auto {
-        for q in &queries {
-            let source = q.source;
-            let mut runs = |spec| {
-                let early = plan.surveys[source]
-                    .lock()
-                    .expect("only this thread takes surveys")
-                    .take(spec);
-                if early.is_none() {
-                    jobs.push(Job::Runs { source, spec });
-                }
-                surveyed.push_back(early);
-            };
-            match &q.partitioned {
-                Some(Partitioned::Rows(spec)) => runs(spec),
-                Some(Partitioned::Links { api, gpu }) => {
-                    runs(api);
-                    runs(gpu);
-                }
-                Some(Partitioned::Keys(spec)) => {
-                    let counted = plan.discoveries[source].nvtx_rows;
-                    let expected = usize::try_from(counted).unwrap_or(0);
-                    jobs.push(Job::Keys {
-                        source,
-                        spec,
-                        expected,
-                    });
-                }
-                None => {}
+
+        // MPI messages: every input with MPI tables gets a receive index; sends look receives up.
+        let rank_sources: FastMap<u32, usize> = plan
+            .trace
+            .objects
+            .processes
+            .iter()
+            .filter_map(|p| p.rank.map(|r| (r, p.source)))
+            .collect();
+        let matching: Vec<bool> = exports
+            .iter()
+            .enumerate()
+            .map(|(src, ex)| plan.families[src].contains(&Family::Mpi) && mpi_p2p::available(ex))
+            .collect();
+        for (src, ex) in exports.iter().enumerate() {
+            cxs[src].rank_sources = rank_sources.clone();
+            if matching[src] {
+                mpi_p2p::build_receive_index(ex)?;
+                let lookup = ex
+                    .conn
+                    .prepare(mpi_p2p::receive_lookup_sql())
+                    .map_err(|e| Error::read(&ex.label, "MPI receives", e))?;
+                cxs[src].recv_lookup = Some(lookup);
             }
         }
-    }
-    let direct = opts.read_pages == ReadPages::Auto;
-    let mut outcomes = survey_all(exports, &jobs, survey_threads, direct).into_iter();
-    // One pager per input for all its readers (its cache holds the B-trees' interior pages).
-    let pagers: Vec<Option<Rc<Pager>>> = exports
-        .iter()
-        .map(|ex| {
-            direct
-                .then(|| Pager::new(&ex.conn).ok().flatten().map(Rc::new))
-                .flatten()
-        })
-        .collect();
-    let mut fast: Vec<Option<RowSource>> = Vec::with_capacity(queries.len());
-    for q in &queries {
-        let ex = &exports[q.source];
-        let read = |e| Error::read(&ex.label, q.what, e);
-        let mut runs = || match surveyed.pop_front() {
-            Some(Some(early)) => early.map_err(read),
-            _ => match outcomes.next() {
-                Some(Outcome::Runs(r)) => r.map_err(read),
-                _ => unreachable!("a survey per partitioned job, in order"),
-            },
-        };
-        fast.push(match (&q.partitioned, opts.read_order) {
-            (Some(Partitioned::Rows(spec)), ReadOrder::Auto) => runs()?
-                .map(|s| {
+
+        let mut queries: Vec<Query> = Vec::new();
+        for (src, ex) in exports.iter().enumerate() {
+            let fams = &plan.families[src];
+            queries.extend(gpu::query(&ex.schema, fams, src));
+            queries.extend(host::query(&ex.schema, &plan.discoveries[src], fams, src));
+            if fams.contains(&Family::Nvtx) {
+                queries.push(nvtx::query(&ex.schema, src));
+            }
+            queries.extend(links::query(&ex.schema, fams, src));
+            if matching[src] {
+                queries.push(mpi_p2p::send_query(ex, src));
+            }
+            if fams.contains(&Family::GpuMetrics) {
+                queries.push(gpu_metrics::query(src));
+            }
+            if fams.contains(&Family::Sched) {
+                queries.push(sched::query(src));
+            }
+        }
+        preparing()?;
+        // Where a family can be read without SQL sorting (per-resource sorted runs), that replaces
+        // its SQL query; the surveys decide, table by table. Discovery made most of them already;
+        // the others are made now, in spec order.
+        let mut jobs: Vec<Job> = Vec::new();
+        let mut surveyed: std::collections::VecDeque<Option<rusqlite::Result<Option<Survey>>>> =
+            std::collections::VecDeque::new();
+        if opts.read_order == ReadOrder::Auto {
+            for q in &queries {
+                let source = q.source;
+                let mut runs = |spec| {
+                    let early = plan.surveys[source]
+                        .lock()
+                        .expect("only this thread takes surveys")
+                        .take(spec);
+                    if early.is_none() {
+                        jobs.push(Job::Runs { source, spec });
+                    }
+                    surveyed.push_back(early);
+                };
+                match &q.partitioned {
+                    Some(Partitioned::Rows(spec)) => runs(spec),
+                    Some(Partitioned::Links { api, gpu }) => {
+                        runs(api);
+                        runs(gpu);
+                    }
+                    Some(Partitioned::Keys(spec)) => {
+                        let counted = plan.discoveries[source].nvtx_rows;
+                        let expected = usize::try_from(counted).unwrap_or(0);
+                        jobs.push(Job::Keys {
+                            source,
+                            spec,
+                            expected,
+                        });
+                    }
+                    None => {}
+                }
+            }
+        }
+        let direct = opts.read_pages == ReadPages::Auto;
+        let mut outcomes = survey_all(exports, &jobs, survey_threads, direct).into_iter();
+        // One pager per input for all its readers (its cache holds the B-trees' interior pages).
+        let pagers: Vec<Option<Rc<Pager>>> = exports
+            .iter()
+            .map(|ex| {
+                direct
+                    .then(|| Pager::new(&ex.conn).ok().flatten().map(Rc::new))
+                    .flatten()
+            })
+            .collect();
+        let mut fast: Vec<Option<RowSource>> = Vec::with_capacity(queries.len());
+        for q in &queries {
+            let ex = &exports[q.source];
+            let read = |e| Error::read(&ex.label, q.what, e);
+            let mut runs = || match surveyed.pop_front() {
+                Some(Some(early)) => early.map_err(read),
+                _ => match outcomes.next() {
+                    Some(Outcome::Runs(r)) => r.map_err(read),
+                    _ => unreachable!("a survey per partitioned job, in order"),
+                },
+            };
+            fast.push(match (&q.partitioned, opts.read_order) {
+                (Some(Partitioned::Rows(spec)), ReadOrder::Auto) => runs()?.map(|s| {
                     let pager = pagers[q.source].clone();
                     RowSource::Partitioned(Box::new(PartitionedRows::new(&ex.conn, spec, s, pager)))
                 }),
-            (Some(Partitioned::Keys(spec)), ReadOrder::Auto) => match outcomes.next() {
-                Some(Outcome::Keys(keys)) => match keys.map_err(read)? {
-                    Some(keys) => Some(RowSource::Keyed(Box::new(
-                        KeyedRows::from_keys(&ex.conn, q.what, spec, keys).map_err(read)?,
-                    ))),
-                    None => None,
+                (Some(Partitioned::Keys(spec)), ReadOrder::Auto) => match outcomes.next() {
+                    Some(Outcome::Keys(keys)) => match keys.map_err(read)? {
+                        Some(keys) => Some(RowSource::Keyed(Box::new(
+                            KeyedRows::from_keys(&ex.conn, q.what, spec, keys).map_err(read)?,
+                        ))),
+                        None => None,
+                    },
+                    _ => unreachable!("keys per keyed job, in order"),
                 },
-                _ => unreachable!("keys per keyed job, in order"),
-            },
-            (Some(Partitioned::Links { api, gpu }), ReadOrder::Auto) => match (runs()?, runs()?) {
-                (Some(calls), Some(ops)) => Some(RowSource::Links(Box::new(LinkJoin::new(
-                    &ex.conn,
-                    api,
-                    gpu,
-                    calls,
-                    ops,
-                    pagers[q.source].clone(),
-                )))),
+                (Some(Partitioned::Links { api, gpu }), ReadOrder::Auto) => {
+                    match (runs()?, runs()?) {
+                        (Some(calls), Some(ops)) => Some(RowSource::Links(Box::new(
+                            LinkJoin::new(&ex.conn, api, gpu, calls, ops, pagers[q.source].clone()),
+                        ))),
+                        _ => None,
+                    }
+                }
                 _ => None,
-            },
-            _ => None,
-        });
-    }
-    let sorted_by_sql: Vec<String> = queries
-        .iter()
-        .zip(&fast)
-        .filter(|(q, f)| {
-            q.partitioned.is_some() && f.is_none() && opts.read_order == ReadOrder::Auto
+            });
+        }
+        let sorted_by_sql: Vec<String> = queries
+            .iter()
+            .zip(&fast)
+            .filter(|(q, f)| {
+                q.partitioned.is_some() && f.is_none() && opts.read_order == ReadOrder::Auto
+            })
+            .map(|(q, _)| format!("{}: {}", exports[q.source].label, q.what))
+            .collect();
+        let mut cursors: Vec<Cursor> = Vec::with_capacity(queries.len());
+        for (q, f) in queries.iter().zip(fast) {
+            let ex = &exports[q.source];
+            let rows = match f {
+                Some(f) => f,
+                None => {
+                    let read = |e| Error::read(&ex.label, q.what, e);
+                    RowSource::Sql(
+                        OwnedRows::new(ex.conn.prepare(&q.sql).map_err(read)?).map_err(read)?,
+                    )
+                }
+            };
+            cursors.push(Cursor {
+                kind: q.kind,
+                source: q.source,
+                what: q.what,
+                rows,
+                head: None,
+            });
+        }
+        Ok(Reader {
+            cxs,
+            cursors,
+            heap: BinaryHeap::new(),
+            to_advance: None,
+            tally: Vec::new(),
+            records: 0,
+            sorted_by_sql,
         })
-        .map(|(q, _)| format!("{}: {}", exports[q.source].label, q.what))
-        .collect();
-    let mut statements = Vec::with_capacity(queries.len());
-    for (q, f) in queries.iter().zip(&fast) {
-        let ex = &exports[q.source];
-        statements.push(match f {
-            Some(_) => None,
-            None => Some(
-                ex.conn
-                    .prepare(&q.sql)
-                    .map_err(|e| Error::read(&ex.label, q.what, e))?,
-            ),
-        });
-    }
-    let mut cursors: Vec<Cursor> = Vec::with_capacity(queries.len());
-    for ((q, st), f) in queries.iter().zip(statements.iter_mut()).zip(fast) {
-        let rows = match (st, f) {
-            (Some(st), _) => RowSource::Sql(
-                st.query([])
-                    .map_err(|e| Error::read(&exports[q.source].label, q.what, e))?,
-            ),
-            (None, Some(f)) => f,
-            (None, None) => unreachable!("a cursor without a statement has a fast reader"),
-        };
-        cursors.push(Cursor {
-            kind: q.kind,
-            source: q.source,
-            what: q.what,
-            rows,
-            head: None,
-        });
     }
 
-    out(Step::Begin(names))?;
-    let mut heap = BinaryHeap::new();
-    for (i, c) in cursors.iter_mut().enumerate() {
-        // The first row of a cursor waits for SQLite's sort of its table: a cancel point each.
-        c.advance(&mut cxs, names)?;
-        out(Step::Preparing)?;
-        if let Some(r) = &c.head {
-            heap.push(Reverse((r.time(), r.family_rank(), i)));
+    /// Decodes every cursor's first record (which waits for SQLite's sort of its table, where
+    /// one is sorted: `preparing` is called after each).
+    pub(crate) fn prime(
+        &mut self,
+        names: &mut Names,
+        preparing: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<()> {
+        for (i, c) in self.cursors.iter_mut().enumerate() {
+            c.advance(&mut self.cxs, names)?;
+            preparing()?;
+            if let Some(r) = &c.head {
+                self.heap.push(Reverse((r.time(), r.family_rank(), i)));
+            }
         }
+        Ok(())
     }
-    // Counted per name's address (each name is one static string), summed by name at the end:
-    // a string-keyed map per record was 1–2 % of the reading thread.
-    let mut tally: Vec<(&'static str, u64)> = Vec::new();
-    let mut records = 0u64;
-    while let Some(&Reverse((_, _, i))) = heap.peek() {
-        let c = &mut cursors[i];
-        let rec = c.head.take().expect("heap entries have a head");
+
+    /// The next record in time order; `names` gets the names it refers to.
+    pub(crate) fn next(&mut self, names: &mut Names) -> Result<Option<Record>> {
+        if let Some(i) = self.to_advance.take() {
+            let c = &mut self.cursors[i];
+            c.advance(&mut self.cxs, names)?;
+            // The cursor's next record replaces it at the top (one sift, not a pop and a push).
+            let mut top = self
+                .heap
+                .peek_mut()
+                .expect("the cursor handed out was on top");
+            match &c.head {
+                Some(r) => *top = Reverse((r.time(), r.family_rank(), i)),
+                None => drop(PeekMut::pop(top)),
+            }
+        }
+        let Some(&Reverse((_, _, i))) = self.heap.peek() else {
+            return Ok(None);
+        };
+        let rec = self.cursors[i]
+            .head
+            .take()
+            .expect("heap entries have a head");
         let name = record_family_name(&rec);
-        match tally.iter_mut().find(|(n, _)| std::ptr::eq(*n, name)) {
+        match self.tally.iter_mut().find(|(n, _)| std::ptr::eq(*n, name)) {
             Some((_, c)) => *c += 1,
-            None => tally.push((name, 1)),
+            None => self.tally.push((name, 1)),
         }
-        records += 1;
-        out(Step::Record(rec, names))?;
-        c.advance(&mut cxs, names)?;
-        // The cursor's next record replaces it at the top (one sift, not a pop and a push).
-        let mut top = heap.peek_mut().expect("peeked above");
-        match &c.head {
-            Some(r) => *top = Reverse((r.time(), r.family_rank(), i)),
-            None => drop(PeekMut::pop(top)),
+        self.records += 1;
+        self.to_advance = Some(i);
+        Ok(Some(rec))
+    }
+
+    /// What reading found besides the records.
+    pub(crate) fn finish(self) -> ReadSummary {
+        let mut counts: BTreeMap<&'static str, u64> = BTreeMap::new();
+        for (name, n) in self.tally {
+            *counts.entry(name).or_insert(0) += n;
+        }
+        let mut warnings = Vec::new();
+        for cx in &self.cxs {
+            for (msg, n) in &cx.warnings {
+                warnings.push(format!(
+                    "{}: {msg} ({n} time{})",
+                    cx.file,
+                    if *n == 1 { "" } else { "s" }
+                ));
+            }
+        }
+        ReadSummary {
+            records: self.records,
+            counts,
+            warnings,
+            sorted_by_sql: self.sorted_by_sql,
         }
     }
-    let mut counts: BTreeMap<&'static str, u64> = BTreeMap::new();
-    for (name, n) in tally {
-        *counts.entry(name).or_insert(0) += n;
-    }
-    let mut warnings = Vec::new();
-    for cx in &cxs {
-        for (msg, n) in &cx.warnings {
-            warnings.push(format!(
-                "{}: {msg} ({n} time{})",
-                cx.file,
-                if *n == 1 { "" } else { "s" }
-            ));
-        }
-    }
-    Ok(ReadSummary {
-        records,
-        counts,
-        warnings,
-        sorted_by_sql,
-    })
 }

@@ -169,7 +169,8 @@ impl TableCursor {
         };
         loop {
             let header = header_offset(page);
-            let (kind, cells) = pager.with_page(page, |p| page_kind(&p[..pager.usable()], header))??;
+            let (kind, cells) =
+                pager.with_page(page, |p| page_kind(&p[..pager.usable()], header))??;
             if kind == LEAF {
                 self.load_leaf(pager, page)?;
                 self.next_cell = 0;
@@ -212,7 +213,11 @@ impl TableCursor {
         let size = usize::try_from(size)
             .ok()
             .filter(|&s| s <= MAX_PAYLOAD)
-            .ok_or_else(|| Damaged(format!("cell {i} of page {page} gives a payload of {size} bytes")))?;
+            .ok_or_else(|| {
+                Damaged(format!(
+                    "cell {i} of page {page} gives a payload of {size} bytes"
+                ))
+            })?;
         let (local_len, overflow) = local_part(size, self.usable);
         let end = local_at + local_len + if overflow { 4 } else { 0 };
         if end > p.len() {
@@ -229,7 +234,12 @@ impl TableCursor {
 
     /// Puts a row's payload together in `self.overflow`: the local part, then each page of the
     /// chain (4 bytes: the next page, then content).
-    fn gather_overflow(&mut self, pager: &Pager, cell: &LeafCell, first: u32) -> Result<(), Damaged> {
+    fn gather_overflow(
+        &mut self,
+        pager: &Pager,
+        cell: &LeafCell,
+        first: u32,
+    ) -> Result<(), Damaged> {
         self.overflow.clear();
         self.overflow
             .extend_from_slice(&self.leaf[cell.local_at..cell.local_at + cell.local_len]);
@@ -311,7 +321,11 @@ fn cell_offset(p: &[u8], array: usize, i: u16) -> Option<usize> {
 
 /// Cell `i` of an interior table page: left child page, key.
 fn interior_cell(p: &[u8], header: usize, i: u16, page: u32) -> Result<(u32, i64), Damaged> {
-    let bad = || Damaged(format!("cell {i} of interior page {page} lies outside the page"));
+    let bad = || {
+        Damaged(format!(
+            "cell {i} of interior page {page} lies outside the page"
+        ))
+    };
     let at = cell_offset(p, header + 12, i).ok_or_else(bad)?;
     if at + 4 >= p.len() {
         return Err(bad());

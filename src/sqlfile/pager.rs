@@ -48,7 +48,10 @@ impl<'c> Pager<'c> {
             std::ptr::null()
         };
         // SAFETY: checked non-null above.
-        let Some(read) = (!methods.is_null()).then(|| unsafe { (*methods).xRead }).flatten() else {
+        let Some(read) = (!methods.is_null())
+            .then(|| unsafe { (*methods).xRead })
+            .flatten()
+        else {
             return Ok(None);
         };
         let size_fn = unsafe { (*methods).xFileSize };

@@ -274,7 +274,11 @@ impl PendingConversion {
 }
 
 /// The last chunk posted, and the result object of a conversion.
-fn result_of(done: &bundle::Bundled, bopts: &BundleOptions, mut sink: ChunkSink) -> Result<JsValue> {
+fn result_of(
+    done: &bundle::Bundled,
+    bopts: &BundleOptions,
+    mut sink: ChunkSink,
+) -> Result<JsValue> {
     sink.post().map_err(|e| Error::write("the bundle", e))?;
     let result = to_value(&ConvertResult {
         summary: &done.summary,

@@ -112,7 +112,9 @@ impl PendingBundle {
     /// [`TraceGzip::finish`] reports); returns what [`convert`] returns.
     pub fn finish(self, crc: u32, size: f64) -> Result<JsValue, JsValue> {
         if !(size >= 0.0 && size <= 9_007_199_254_740_992.0 && size.fract() == 0.0) {
-            return Err(to_js(crate::Error::Usage(format!("bad .prv.gz size {size}"))));
+            return Err(to_js(crate::Error::Usage(format!(
+                "bad .prv.gz size {size}"
+            ))));
         }
         self.0.finish(crc, size as u64).map_err(to_js)
     }

@@ -114,7 +114,12 @@ impl<'a> Batch<'a> {
         into: &'a mut Grouper,
     ) {
         match check {
-            Ok(()) => self.add(what, &query(), Sql::Query, Box::new(move |r| into.row(r, span))),
+            Ok(()) => self.add(
+                what,
+                &query(),
+                Sql::Query,
+                Box::new(move |r| into.row(r, span)),
+            ),
             Err(e) => self.scans.push(Added::Own(what.to_owned(), Some(e))),
         }
     }
