@@ -159,22 +159,9 @@ pub fn write_bundle_trace_elsewhere<W: ZipSink>(
     trace: &mut dyn std::io::Write,
     progress: &mut ProgressFn,
 ) -> Result<PendingBundle<W>> {
-    if bopts.gzip.is_none() {
-        return Err(Error::Usage(
-            "a bundle's trace is made elsewhere only when it is gzipped".into(),
-        ));
-    }
-    let names = bopts.names();
-    let mut zip = ZipWriter::new(out);
-    zip.start(&format!("{}/{}", names.folder, names.prv), Method::Stored)
-        .map_err(io)?;
-    let converted = convert(exports, opts, bopts, trace, progress)?;
-    Ok(PendingBundle {
-        zip,
-        converted,
-        opts: opts.clone(),
-        names,
-    })
+    let mut writer = BundleWriter::new(out, Box::new(trace), opts, bopts)?;
+    let summary = pipeline::run(exports, opts, &mut writer.sinks(), progress)?;
+    Ok(writer.finish(summary))
 }
 
 /// A bundle waiting for its trace entry's data (see [`write_bundle_trace_elsewhere`]).
@@ -218,24 +205,131 @@ fn convert(
     trace: &mut dyn std::io::Write,
     progress: &mut ProgressFn,
 ) -> Result<Converted> {
-    let (mut pcf, mut row) = (Vec::new(), Vec::new());
-    let mut metrics = match &bopts.metrics {
-        Some(m) => Some(MetricsSink::new(m.clone())?),
-        None => None,
-    };
-    let summary = {
-        let mut w = ParaverWriter::new(Box::new(trace), Box::new(&mut pcf), Box::new(&mut row));
-        match metrics.as_mut() {
-            Some(m) => pipeline::run(exports, opts, &mut [&mut w as &mut dyn Sink, m], progress)?,
-            None => pipeline::run(exports, opts, &mut [&mut w as &mut dyn Sink], progress)?,
+    let mut sinks = BundleSinks::new(Box::new(trace), bopts)?;
+    let summary = pipeline::run(exports, opts, &mut sinks.sinks(), progress)?;
+    Ok(sinks.converted(summary))
+}
+
+/// A bundle's sinks: the trace writer (its .prv to a destination of the caller's, its .pcf and
+/// .row kept) and the metrics, for records from the pipeline on this thread or from a reader
+/// elsewhere (the browser's reader worker: see [`BundleWriter`]).
+pub struct BundleSinks<'w> {
+    trace: ParaverWriter<'w>,
+    metrics: Option<MetricsSink>,
+    pcf: SharedBytes,
+    row: SharedBytes,
+}
+
+impl<'w> BundleSinks<'w> {
+    pub fn new(trace: Box<dyn std::io::Write + 'w>, bopts: &BundleOptions) -> Result<Self> {
+        let (pcf, row) = (SharedBytes::default(), SharedBytes::default());
+        Ok(BundleSinks {
+            trace: ParaverWriter::new(trace, Box::new(pcf.clone()), Box::new(row.clone())),
+            metrics: match &bopts.metrics {
+                Some(m) => Some(MetricsSink::new(m.clone())?),
+                None => None,
+            },
+            pcf,
+            row,
+        })
+    }
+
+    /// The sinks, in the order the pipeline feeds them.
+    pub fn sinks(&mut self) -> Vec<&mut dyn Sink> {
+        let mut sinks: Vec<&mut dyn Sink> = vec![&mut self.trace];
+        if let Some(m) = self.metrics.as_mut() {
+            sinks.push(m);
         }
-    };
-    Ok(Converted {
-        summary,
-        pcf,
-        row,
-        metrics,
-    })
+        sinks
+    }
+
+    /// What the other entries need, once the sinks have finished.
+    fn converted(self, summary: Summary) -> Converted {
+        drop(self.trace);
+        Converted {
+            summary,
+            pcf: self.pcf.take(),
+            row: self.row.take(),
+            metrics: self.metrics,
+        }
+    }
+}
+
+/// Bytes written through clones of one handle (the trace writer's .pcf and .row, read back once
+/// it is done).
+#[derive(Clone, Default)]
+struct SharedBytes(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl SharedBytes {
+    fn take(&self) -> Vec<u8> {
+        std::mem::take(&mut self.0.borrow_mut())
+    }
+}
+
+impl std::io::Write for SharedBytes {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A bundle whose records come from a reader elsewhere (the browser's reader worker) and whose
+/// trace is gzipped elsewhere too (its gzip worker): the archive's trace entry header is
+/// written now, [`BundleWriter::sinks`] take the records, and [`BundleWriter::finish`] gives
+/// the [`PendingBundle`] that waits for the .prv.gz.
+pub struct BundleWriter<'w, W: ZipSink> {
+    zip: ZipWriter<W>,
+    sinks: BundleSinks<'w>,
+    opts: Options,
+    names: BundleNames,
+}
+
+impl<'w, W: ZipSink> BundleWriter<'w, W> {
+    /// The plain .prv goes to `trace`.
+    pub fn new(
+        out: W,
+        trace: Box<dyn std::io::Write + 'w>,
+        opts: &Options,
+        bopts: &BundleOptions,
+    ) -> Result<Self> {
+        if bopts.gzip.is_none() {
+            return Err(Error::Usage(
+                "a bundle's trace is made elsewhere only when it is gzipped".into(),
+            ));
+        }
+        let names = bopts.names();
+        let mut zip = ZipWriter::new(out);
+        zip.start(&format!("{}/{}", names.folder, names.prv), Method::Stored)
+            .map_err(io)?;
+        Ok(BundleWriter {
+            zip,
+            sinks: BundleSinks::new(trace, bopts)?,
+            opts: opts.clone(),
+            names,
+        })
+    }
+
+    pub fn sinks(&mut self) -> Vec<&mut dyn Sink> {
+        self.sinks.sinks()
+    }
+
+    /// The destination, e.g. to post the entry's header before the trace's bytes.
+    pub fn get_mut(&mut self) -> &mut W {
+        self.zip.get_mut()
+    }
+
+    /// Once the sinks have finished: the bundle waiting for its .prv.gz.
+    pub fn finish(self, summary: Summary) -> PendingBundle<W> {
+        PendingBundle {
+            zip: self.zip,
+            converted: self.sinks.converted(summary),
+            opts: self.opts,
+            names: self.names,
+        }
+    }
 }
 
 /// The entries after the trace's (labels, names, cfgs, metrics, README) and the central

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+pub mod batch;
 mod stream;
 mod surveys;
 #[cfg(not(target_family = "wasm"))]

@@ -5,7 +5,9 @@
 use crate::FastMap;
 
 /// Index of an interned name; ids start at 1 so that 0 can mean "none" (Paraver's End value).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct NameId(pub u32);
 
 #[derive(Default, Debug)]

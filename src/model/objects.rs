@@ -3,18 +3,18 @@
 //! processes in input order, inside each its host threads first (by tid), then its GPU streams
 //! (by device, stream).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Global index of a thread in [`ObjectModel::threads`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ThreadId(pub u32);
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Host {
     pub name: String,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Process {
     /// Index into [`ObjectModel::hosts`].
     pub host: usize,
@@ -27,7 +27,7 @@ pub struct Process {
 }
 
 /// One GPU of one host. GPUs are identified by (host, CUDA device ordinal).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Device {
     pub host: usize,
     pub cuda_id: u32,
@@ -45,7 +45,7 @@ impl Device {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum ThreadKind {
     Host {
         tid: u32,
@@ -62,7 +62,7 @@ pub enum ThreadKind {
     },
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ThreadObj {
     /// Index into [`ObjectModel::processes`].
     pub process: usize,
@@ -71,7 +71,7 @@ pub struct ThreadObj {
     pub first_busy: Option<u64>,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct ObjectModel {
     pub hosts: Vec<Host>,
     pub processes: Vec<Process>,

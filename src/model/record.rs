@@ -1,12 +1,12 @@
 //! Typed records of the model stream. Every record is delivered at its [`Record::time`] (its start),
 //! with its end already known (nsys writes complete intervals), so sinks schedule their own ends.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{NameId, Ns, ObjectModel, ThreadId};
 
 /// What the whole trace is, known before the first record.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TraceInfo {
     pub objects: ObjectModel,
     /// NVTX domains by global index; index 0 is the default (unnamed) domain.
@@ -19,7 +19,7 @@ pub struct TraceInfo {
     pub date_label: String,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SourceInfo {
     pub label: String,
     pub product_version: Option<String>,
@@ -33,7 +33,7 @@ pub struct SourceInfo {
     pub origin_raw_ns: i64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum KernelClass {
     /// Computation: counts as useful GPU time.
     Compute,
@@ -41,7 +41,7 @@ pub enum KernelClass {
     Communication,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Kernel {
     /// Demangled full name.
     pub name: NameId,
@@ -57,7 +57,7 @@ pub struct Kernel {
     pub local_memory_total: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Memcpy {
     /// ENUM_CUDA_MEMCPY_OPER id (1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP, 11-13 unified memory ...).
     pub copy_kind: u32,
@@ -67,7 +67,7 @@ pub struct Memcpy {
     pub dst_kind: Option<u32>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Memset {
     pub bytes: u64,
     pub value: u64,
@@ -75,7 +75,7 @@ pub struct Memset {
 }
 
 /// A whole CUDA graph replay traced as one operation (`--cuda-graph-trace=graph`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GraphExec {
     /// `CUDA graph <graphId> exec <graphExecId>`.
     pub name: NameId,
@@ -83,7 +83,7 @@ pub struct GraphExec {
     pub exec_id: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum GpuOpKind {
     Kernel(Kernel),
     Memcpy(Memcpy),
@@ -92,7 +92,7 @@ pub enum GpuOpKind {
 }
 
 /// Work executed on a GPU stream.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GpuOp {
     pub thread: ThreadId,
     /// Index into [`ObjectModel::devices`].
@@ -108,7 +108,7 @@ pub struct GpuOp {
 }
 
 /// What a host thread is doing inside a traced call (drives its Paraver state).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HostActivity {
     /// Inside a CUDA runtime/driver call that does not wait for the GPU.
     CudaApi,
@@ -161,14 +161,14 @@ impl HostActivity {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ApiLayer {
     Runtime,
     Driver,
 }
 
 /// A CUDA runtime or driver API call.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CudaCall {
     /// Name without nsys's `_vNNNN` version suffix.
     pub name: NameId,
@@ -177,7 +177,7 @@ pub struct CudaCall {
 }
 
 /// Which MPI table (or NVTX MPI range) a call came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MpiClass {
     PointToPoint,
     Collective,
@@ -187,7 +187,7 @@ pub enum MpiClass {
 }
 
 /// An MPI call. Sizes, peer and tag are known only from nsys ≥ 2023 MPI tables.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MpiCall {
     pub name: NameId,
     pub class: MpiClass,
@@ -204,7 +204,7 @@ pub struct MpiCall {
 }
 
 /// Which OpenACC table a call came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum AccClass {
     Data,
     Launch,
@@ -212,7 +212,7 @@ pub enum AccClass {
 }
 
 /// An OpenACC runtime event (CUPTI_ACTIVITY_KIND_OPENACC_DATA/LAUNCH/OTHER).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AccCall {
     pub class: AccClass,
     /// ENUM_OPENACC_EVENT_KIND id (4 enqueue launch, 5 upload, 7 wait, 9 compute construct …).
@@ -229,12 +229,12 @@ pub struct AccCall {
 }
 
 /// An OS runtime call (OSRT_API).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OsCall {
     pub name: NameId,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum HostCallKind {
     Cuda(CudaCall),
     Mpi(MpiCall),
@@ -243,7 +243,7 @@ pub enum HostCallKind {
 }
 
 /// A call on a host thread (CUDA API today; MPI and OS runtime share this shape).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HostCall {
     pub thread: ThreadId,
     pub start: Ns,
@@ -254,7 +254,7 @@ pub struct HostCall {
     pub kind: HostCallKind,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum NvtxRangeKind {
     /// nvtxRangePush/Pop: nested, same thread.
     PushPop,
@@ -262,7 +262,7 @@ pub enum NvtxRangeKind {
     StartEnd,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NvtxRange {
     pub thread: ThreadId,
     /// Thread that ended the range (start/end ranges may end elsewhere).
@@ -282,7 +282,7 @@ pub struct NvtxRange {
     pub payload_json: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NvtxMark {
     pub thread: ThreadId,
     pub time: Ns,
@@ -290,7 +290,7 @@ pub struct NvtxMark {
     pub name: NameId,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum LinkKind {
     /// API call → kernel it launched.
     Launch,
@@ -299,7 +299,7 @@ pub enum LinkKind {
 }
 
 /// A causal arrow from a host call to the GPU work it caused, delivered at its send time.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Link {
     pub from: ThreadId,
     pub send: Ns,
@@ -311,7 +311,7 @@ pub struct Link {
 
 /// An MPI point-to-point message between two ranks, matched from the sender's and the receiver's
 /// calls, delivered at its send time.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     pub from: ThreadId,
     /// Start of the send call.
@@ -327,7 +327,7 @@ pub struct Message {
 }
 
 /// One sample of one GPU metric (GPU_METRICS), on the GPU's metrics thread.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MetricSample {
     pub thread: ThreadId,
     pub time: Ns,
@@ -339,7 +339,7 @@ pub struct MetricSample {
 }
 
 /// A thread running on a CPU between a context switch in and the next one out.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CpuRun {
     pub thread: ThreadId,
     pub start: Ns,
@@ -347,7 +347,7 @@ pub struct CpuRun {
     pub cpu: u32,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Record {
     Gpu(GpuOp),
     Sched(CpuRun),
