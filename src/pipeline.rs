@@ -35,7 +35,7 @@ pub struct Progress {
 }
 
 /// What a finished conversion tells the user besides its outputs.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Summary {
     pub trace: TraceInfo,
     pub records: u64,
@@ -523,6 +523,167 @@ pub fn run(
         sorted_by_sql: read.sorted_by_sql,
         read_ahead,
     })
+}
+
+/// What a writing side apart from the reader (the browser's writer worker) needs before the first
+/// record: the trace's layout, how to cut it, and the names known then.
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
+pub struct Header {
+    pub trace: TraceInfo,
+    pub cut: OutputCut,
+    pub names: Vec<String>,
+}
+
+/// The reading side of a conversion whose sinks run apart (the browser's reader worker): what
+/// [`run`] does up to the sinks, with the records handed out in batches of bytes
+/// (pipeline/batch.rs) instead of to sinks. The records and names are [`run`]'s, in its order.
+pub struct SplitReader<'c> {
+    reader: stream::Reader<'c>,
+    plan: Plan,
+    names: Names,
+    /// Names already sent (the next batch carries the rest).
+    sent: usize,
+    estimate: u64,
+}
+
+impl<'c> SplitReader<'c> {
+    /// Plans and opens every cursor; `progress` as for [`run`] (false cancels).
+    pub fn open(
+        exports: &'c [Export],
+        opts: &Options,
+        progress: &mut ProgressFn,
+    ) -> Result<(SplitReader<'c>, Header)> {
+        let plan = plan_with(exports, opts, true)?;
+        let window = match &opts.chop {
+            Some(c) => Some(resolve_chop(exports, &plan, c)?),
+            None => None,
+        };
+        let cut = OutputCut {
+            window,
+            min_duration: opts.min_duration.clone(),
+        };
+        let estimate = plan.discoveries.iter().map(|d| d.record_estimate).sum();
+        let mut ask = |done| {
+            let p = Progress {
+                phase: "sorting",
+                records_done: done,
+                records_estimate: estimate,
+            };
+            if progress(&p) {
+                Ok(())
+            } else {
+                Err(Error::Cancelled)
+            }
+        };
+        let mut names = Names::new();
+        let mut reader = stream::Reader::open(exports, opts, &plan, &mut names, 1, &mut || ask(0))?;
+        // The sinks begin with the names known now, as the one-pass conversion's do.
+        let header = Header {
+            trace: plan.trace.clone(),
+            cut,
+            names: names.since(0).to_vec(),
+        };
+        reader.prime(&mut names, &mut || ask(0))?;
+        let sent = header.names.len();
+        Ok((
+            SplitReader {
+                reader,
+                plan,
+                names,
+                sent,
+                estimate,
+            },
+            header,
+        ))
+    }
+
+    /// Rows of the selected tables (the progress's estimate of the records).
+    pub fn estimate(&self) -> u64 {
+        self.estimate
+    }
+
+    /// The next batch of at most `max` records, with the names interned since the last; `None`
+    /// once every record was handed out.
+    pub fn next_batch(&mut self, max: usize) -> Result<Option<Vec<u8>>> {
+        let mut records = Vec::with_capacity(max);
+        while records.len() < max {
+            match self.reader.next(&mut self.names)? {
+                Some(rec) => records.push(rec),
+                None => break,
+            }
+        }
+        if records.is_empty() {
+            return Ok(None);
+        }
+        let names = self.names.since(self.sent);
+        let bytes = batch::encode(names, &records)?;
+        self.sent = self.names.len();
+        Ok(Some(bytes))
+    }
+
+    /// What [`run`] returns, once every batch was taken.
+    pub fn finish(self) -> Summary {
+        let read = self.reader.finish();
+        Summary {
+            trace: self.plan.trace,
+            records: read.records,
+            counts: read
+                .counts
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+            warnings: read.warnings,
+            sorted_by_sql: read.sorted_by_sql,
+            read_ahead: false,
+        }
+    }
+}
+
+/// The writing side of a split conversion: the sinks fed from batches of bytes.
+pub struct SplitWriter {
+    trace: TraceInfo,
+    names: Names,
+    done: u64,
+}
+
+impl SplitWriter {
+    /// Begins the sinks (cut as the header says).
+    pub fn begin(header: Header, sinks: &mut [&mut dyn Sink]) -> Result<SplitWriter> {
+        let mut names = Names::new();
+        names.extend_from(&header.names);
+        for s in sinks.iter_mut() {
+            s.set_output_cut(&header.cut);
+        }
+        for s in sinks.iter_mut() {
+            s.begin(&header.trace, &names)?;
+        }
+        Ok(SplitWriter {
+            trace: header.trace,
+            names,
+            done: 0,
+        })
+    }
+
+    /// Delivers a batch's records to the sinks; returns how many records have been delivered.
+    pub fn feed(&mut self, bytes: &[u8], sinks: &mut [&mut dyn Sink]) -> Result<u64> {
+        let (names, records) = batch::decode(bytes)?;
+        self.names.extend_from(&names);
+        for rec in &records {
+            for s in sinks.iter_mut() {
+                s.record(rec, &self.names)?;
+            }
+        }
+        self.done += records.len() as u64;
+        Ok(self.done)
+    }
+
+    /// Finishes the sinks.
+    pub fn finish(self, sinks: &mut [&mut dyn Sink]) -> Result<()> {
+        for s in sinks.iter_mut() {
+            s.finish(&self.trace, &self.names)?;
+        }
+        Ok(())
+    }
 }
 
 /// Reads every input into `delivery`: on a second thread where possible (see threaded.rs), else

@@ -400,3 +400,57 @@ fn a_bundle_whose_trace_is_gzipped_elsewhere_is_the_same_archive() {
         assert_eq!(assembled, recorded.bytes, "{what}: the archive");
     }
 }
+
+/// The page's reader/writer split: one side plans and reads, handing the records over in batches
+/// of bytes (`SplitReader`); the other runs the bundle's sinks on them (`SplitWriter`,
+/// `BundleWriter`); the trace is gzipped apart. The archive is `prvsight bundle`'s, byte for byte.
+#[test]
+fn a_bundle_written_apart_from_its_reader_is_the_same_archive() {
+    use prvsight::bundle::BundleWriter;
+    use prvsight::paraver::gzip::GzipStream;
+    use prvsight::pipeline::{SplitReader, SplitWriter};
+    let mut inputs = vec![vec![sample()]];
+    if let (Some(shared), Some(root)) = (common::shared_inputs(), common::shared_traces()) {
+        inputs.extend(shared.into_iter().filter(|p| p.len() > 1).take(1));
+        inputs.push(vec![root.join("mfu_2gpu_before.sqlite")]);
+    }
+    for paths in &inputs {
+        let bopts = BundleOptions {
+            stem: "run".into(),
+            gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
+            metrics: Some(MetricsOptions::default()),
+        };
+        let (whole, recorded) = bundle(paths, &bopts);
+        let exports: Vec<Export> = paths.iter().map(|p| Export::open_path(p).unwrap()).collect();
+        let opts = Options::default();
+        // The reading side.
+        let (mut reader, header) = SplitReader::open(&exports, &opts, &mut |_| true).unwrap();
+        let header: prvsight::pipeline::Header =
+            serde_json::from_str(&serde_json::to_string(&header).unwrap()).unwrap();
+        // The writing side, fed a batch at a time.
+        let mut plain = Vec::new();
+        let mut writer =
+            BundleWriter::new(Recording::default(), Box::new(&mut plain), &opts, &bopts).unwrap();
+        let mut split = SplitWriter::begin(header, &mut writer.sinks()).unwrap();
+        let mut batches = 0;
+        while let Some(bytes) = reader.next_batch(1000).unwrap() {
+            split.feed(&bytes, &mut writer.sinks()).unwrap();
+            batches += 1;
+        }
+        split.finish(&mut writer.sinks()).unwrap();
+        let summary = reader.finish();
+        assert_eq!(summary.records, whole.summary.records);
+        assert!(batches as u64 >= summary.records / 1000);
+        let pending = writer.finish(summary);
+        let mut gz = GzipStream::new(bopts.gzip.unwrap());
+        let mut trace = gz.write(&plain).unwrap();
+        let (last, crc, size) = gz.finish().unwrap();
+        trace.extend(last);
+        let (done, tail) = pending.finish(crc, size).unwrap();
+        let (_, at, _) = recorded.stored[0].clone();
+        let assembled = [&tail.bytes[..at], &trace[..], &tail.bytes[at..]].concat();
+        let what = paths[0].display();
+        assert_eq!(assembled, recorded.bytes, "{what}: the archive");
+        assert_eq!(done.readme, whole.readme, "{what}");
+    }
+}

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::model::{Names, Record, TraceInfo};
 
 /// How a trace-writing sink should cut its output (see `Options::chop` / `min_duration`).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct OutputCut {
     /// Keep [start, end] of the timeline (ns), rebased to 0.
     pub window: Option<(crate::model::Ns, crate::model::Ns)>,
