@@ -74,8 +74,9 @@ describe('served page', () => {
 
     await convert(page);
     assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
-    // Two workers: one converts, the other gzips the trace meanwhile (bridge.js, worker.js).
-    assert.equal(page.workers().length, 2, 'a converter and a gzip worker');
+    // Three workers: one reads the export, one writes the bundle, one gzips the trace (bridge.js,
+    // worker.js).
+    assert.equal(page.workers().length, 3, 'a reader, a writer and a gzip worker');
     assert.equal(await page.getAttribute('#bundle', 'download'), 'testcuda_report1.zip');
     const dir = tmp('dl-sample');
     const zip = await download(page, '#bundle', dir);

@@ -421,7 +421,10 @@ fn a_bundle_written_apart_from_its_reader_is_the_same_archive() {
             metrics: Some(MetricsOptions::default()),
         };
         let (whole, recorded) = bundle(paths, &bopts);
-        let exports: Vec<Export> = paths.iter().map(|p| Export::open_path(p).unwrap()).collect();
+        let exports: Vec<Export> = paths
+            .iter()
+            .map(|p| Export::open_path(p).unwrap())
+            .collect();
         let opts = Options::default();
         // The reading side.
         let (mut reader, header) = SplitReader::open(&exports, &opts, &mut |_| true).unwrap();

@@ -576,7 +576,6 @@ fn bad_files_give_errors_with_hints() {
 /// read-only VFS: every row of the sample's API table as SQLite gives it.
 #[wasm_bindgen_test]
 fn the_direct_reader_reads_pages_through_the_vfs_in_wasm() {
-    use prvsight::nsys::cursor::Fields;
     use prvsight::nsys::direct::Plan;
     use prvsight::nsys::scanset::{ScanSet, Sql};
     use prvsight::nsys::select::{Select, Val};
@@ -626,14 +625,24 @@ fn the_direct_reader_reads_pages_through_the_vfs_in_wasm() {
     assert_eq!(direct, sql);
 }
 
-/// The page's two-worker conversion: the first converts and writes the archive around the trace
-/// entry (the plain .prv tagged "prv"), the second gzips that .prv in the pieces it receives
-/// (`TraceGzip`); the archive put together is `convert`'s, byte for byte, and so is the result.
+/// The page's three-worker conversion: a reader (`ReaderSession`) hands the records over in
+/// batches of bytes; a writer (`WriterSession`) writes the archive around the trace entry ("zip")
+/// and the plain .prv ("prv"); a third gzips that .prv in the pieces it receives (`TraceGzip`).
+/// The archive put together is `convert`'s, byte for byte, and so is the result.
 #[wasm_bindgen_test]
-fn the_trace_gzipped_by_a_second_worker_gives_the_same_archive() {
+fn a_conversion_split_over_three_workers_gives_the_same_archive() {
     let list = inputs(&[("testcuda_report1.sqlite", SAMPLE)]);
     let whole = convert_with(&list, options("{}"), None).unwrap();
-    // The first worker: archive head and tail ("zip"), the plain trace ("prv").
+    let on_progress = Closure::<dyn FnMut(JsValue) -> bool>::new(|_: JsValue| true);
+    let mut reader = prvsight::wasm::ReaderSession::new(
+        list,
+        options("{}"),
+        on_progress.as_ref().unchecked_ref::<Function>(),
+    )
+    .unwrap();
+    assert!(reader.estimate() > 0.0);
+    let reader_header = reader.header();
+    // The writer: archive head and tail ("zip"), the plain trace ("prv").
     let head = Rc::new(RefCell::new(Vec::new()));
     let plain = Rc::new(RefCell::new(Vec::new()));
     let (h, p) = (head.clone(), plain.clone());
@@ -645,14 +654,26 @@ fn the_trace_gzipped_by_a_second_worker_gives_the_same_archive() {
                 other => panic!("unexpected tag {other}"),
             }
         });
-    let on_progress = Closure::<dyn FnMut(JsValue) -> bool>::new(|_: JsValue| true);
-    let pending = prvsight::wasm::convert_trace_elsewhere(
-        list,
+    let mut writer = prvsight::wasm::WriterSession::new(
+        vec!["testcuda_report1.sqlite".into()],
         options("{}"),
+        &reader.header(),
         on_chunk.as_ref().unchecked_ref::<Function>(),
-        on_progress.as_ref().unchecked_ref::<Function>(),
     )
     .unwrap();
+    // Small batches, so that the records cross in many of them.
+    let (mut batches, mut delivered) = (0, 0.0);
+    while let Some(batch) = reader.next_batch(100).unwrap() {
+        delivered = writer.feed(&batch.to_vec()).unwrap();
+        batches += 1;
+    }
+    let summary = reader.finish().unwrap();
+    assert!(reader.finish().is_err(), "a reader finishes once");
+    let records = number(&get(&whole.result, "summary"), "records");
+    assert_eq!(delivered, records);
+    assert!(batches as f64 >= records / 100.0, "{batches} batches");
+    let pending = writer.finish(&summary).unwrap();
+    assert!(writer.feed(&[]).is_err(), "a finished writer takes no more");
     let head_len = head.borrow().len();
     // The second worker, given the plain trace in pieces of its own size.
     let mut gz = prvsight::wasm::TraceGzip::new(None).unwrap();
@@ -674,4 +695,25 @@ fn the_trace_gzipped_by_a_second_worker_gives_the_same_archive() {
         js_sys::JSON::stringify(&get(&whole.result, "summary")).unwrap()
     );
     assert!(prvsight::wasm::TraceGzip::new(Some(0)).is_err());
+    // A writer needs a reader's header, and a gzipped trace (else one worker does it all).
+    let writer_with = |opts: &str, header: &str| {
+        prvsight::wasm::WriterSession::new(
+            vec!["x.sqlite".into()],
+            options(opts),
+            header,
+            on_chunk.as_ref().unchecked_ref::<Function>(),
+        )
+        .err()
+        .and_then(|e| get(&e, "kind").as_string())
+    };
+    assert_eq!(
+        writer_with("{}", "{}").as_deref(),
+        Some("usage"),
+        "a header that is not one"
+    );
+    assert_eq!(
+        writer_with("{\"gzip\": false}", &reader_header).as_deref(),
+        Some("usage"),
+        "no gzip"
+    );
 }

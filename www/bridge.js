@@ -104,9 +104,10 @@ class CoreWorker {
   }
 }
 
-/** Whether a gzipped conversion uses a second worker for the gzip (see worker.js): where the
- * browser reports a second core. `?workers=1` in the page's address turns it off. */
-function twoWorkers() {
+/** Whether a gzipped conversion is split over three workers (reader, writer, gzip; see
+ * worker.js): where the browser reports a second core. `?workers=1` in the page's address
+ * turns it off. */
+function splitWorkers() {
   const cores = globalThis.navigator?.hardwareConcurrency ?? 1;
   const one = new URLSearchParams(globalThis.location?.search ?? '').get('workers') === '1';
   return cores >= 2 && !one;
@@ -114,9 +115,11 @@ function twoWorkers() {
 
 export class Converter {
   constructor() {
-    /** @type {CoreWorker | null} converts (and gzips, alone) */
+    /** @type {CoreWorker | null} inspects; converts alone, or reads for the writer */
     this._main = null;
-    /** @type {CoreWorker | null} gzips the trace while the main one converts */
+    /** @type {CoreWorker | null} writes the bundle from the main worker's records */
+    this._writer = null;
+    /** @type {CoreWorker | null} gzips the writer's trace */
     this._gzip = null;
     this._version = null;
   }
@@ -142,10 +145,9 @@ export class Converter {
    */
   async convert(inputs, options, onProgress) {
     await this._ensure();
-    const main = this._main;
-    // Output arrives as tagged chunks; consecutive chunks of one tag form a segment. With two
-    // workers the archive is the main worker's 'zip' chunks, the gzip worker's .prv.gz
-    // ('trace'), then the main worker's 'tail'; with one, all of them in order.
+    // Output arrives as tagged chunks; consecutive chunks of one tag form a segment. Split, the
+    // archive is the writer's 'zip' chunks, the gzip worker's .prv.gz ('trace'), then the
+    // writer's 'tail'; with one worker, all of them in order.
     // Blobs of blobs share storage: the bundle and the trace file hold the trace bytes once.
     const segments = [];
     const collect = (msg) => {
@@ -157,26 +159,12 @@ export class Converter {
       }
     };
     let value;
-    if (options.gzip !== false && twoWorkers()) {
-      const gzip = await this._ensureGzip();
-      const channel = new MessageChannel();
-      const level = options.gzip_level;
-      const gzipped = gzip.call({ type: 'gzip', level, port: channel.port2 }, collect, [channel.port2]);
-      const converted = main.call({ type: 'convert', inputs, options, gzipPort: channel.port1 }, collect, [channel.port1]);
-      try {
-        [value] = await Promise.all([converted, gzipped]);
-      } catch (e) {
-        // One failed: the other waits for it forever, or holds junk. The converter's own error
-        // says more (a bad option fails both), so it is the one reported when there is one.
-        main.terminate();
-        gzip.terminate();
-        const mainError = await converted.then(() => null, (x) => x);
-        throw mainError && mainError.kind !== 'cancelled' ? mainError : e;
-      }
+    if (options.gzip !== false && splitWorkers()) {
+      value = await this._convertSplit(inputs, options, collect);
       const order = { zip: 0, trace: 1, tail: 2 };
       segments.sort((a, b) => order[a.tag] - order[b.tag]);
     } else {
-      value = await main.call({ type: 'convert', inputs, options }, collect);
+      value = await this._main.call({ type: 'convert', inputs, options }, collect);
     }
     const blobs = segments.map((s) => ({ tag: s.tag, blob: new Blob(s.parts) }));
     const zip = new Blob(blobs.map((s) => s.blob), { type: 'application/zip' });
@@ -205,10 +193,42 @@ export class Converter {
     };
   }
 
+  /** The reader (main), writer and gzip workers joined by two channels; the writer's result. */
+  async _convertSplit(inputs, options, collect) {
+    const [main, writer, gzip] = await Promise.all(
+      [this._main, this._ensureWriter(), this._ensureGzip()].map(async (w) => {
+        await w.ready;
+        return w;
+      }),
+    );
+    const records = new MessageChannel();
+    const plain = new MessageChannel();
+    const labels = inputs.map((i) => i.name);
+    const read = main.call({ type: 'read', inputs, options, port: records.port1 }, collect, [records.port1]);
+    const written = writer.call(
+      { type: 'write', labels, options, port: records.port2, gzipPort: plain.port1 },
+      collect,
+      [records.port2, plain.port1],
+    );
+    const gzipped = gzip.call({ type: 'gzip', level: options.gzip_level, port: plain.port2 }, collect, [plain.port2]);
+    try {
+      const [, value] = await Promise.all([read, written, gzipped]);
+      return value;
+    } catch (e) {
+      // One failed: the others wait for it forever, or hold junk. The reader's error says most
+      // (a bad file, a bad option fail there first), then the writer's.
+      for (const w of [main, writer, gzip]) w.terminate();
+      const errorOf = (p) => p.then(() => null, (x) => (x.kind === 'cancelled' ? null : x));
+      const [readError, writeError] = await Promise.all([errorOf(read), errorOf(written)]);
+      throw readError || writeError || e;
+    }
+  }
+
   /** Stops the running request: the workers are ended and fresh ones start with the next
    * request. The pending promise rejects with kind "cancelled". */
   cancel() {
     this._main?.terminate();
+    this._writer?.terminate();
     this._gzip?.terminate();
   }
 
@@ -223,17 +243,21 @@ export class Converter {
         this._version = v;
       }, () => {});
     }
-    // The gzip worker starts alongside, so that its wasm is ready when a conversion begins.
-    if (twoWorkers() && !this._gzip?.alive) {
-      this._gzip = new CoreWorker('prvsight-gzip');
-      this._gzip.ready.catch(() => {});
+    // The other workers start alongside, so that their wasm is ready when a conversion begins.
+    if (splitWorkers()) {
+      this._ensureWriter().ready.catch(() => {});
+      this._ensureGzip().ready.catch(() => {});
     }
     await this._main.ready;
   }
 
-  async _ensureGzip() {
+  _ensureWriter() {
+    if (!this._writer?.alive) this._writer = new CoreWorker('prvsight-writer');
+    return this._writer;
+  }
+
+  _ensureGzip() {
     if (!this._gzip?.alive) this._gzip = new CoreWorker('prvsight-gzip');
-    await this._gzip.ready;
     return this._gzip;
   }
 }

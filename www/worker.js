@@ -5,17 +5,24 @@
 // Protocol (the page side is bridge.js, the only code that talks to this worker):
 //   in:  {id, type: 'init', wasm?: ArrayBuffer}      wasm bytes (single-file build) or fetch pkg/
 //        {id, type: 'inspect', inputs: [{name, data: Blob}]}
-//        {id, type: 'convert', inputs, options, gzipPort?: MessagePort}
-//        {id, type: 'gzip', level?: number, port: MessagePort}
+//        {id, type: 'convert', inputs, options}
+//        {id, type: 'read', inputs, options, port: MessagePort}            (to the writer)
+//        {id, type: 'write', labels, options, port: MessagePort, gzipPort: MessagePort}
+//        {id, type: 'gzip', level?: number, port: MessagePort}              (from the writer)
 //   out: {id, type: 'progress', progress: {phase, records_done, records_estimate}}
 //        {id, type: 'chunk', tag: 'zip'|'trace'|'tail', bytes: Uint8Array}   (transferred)
 //        {id, type: 'done', value}  |  {id, type: 'error', error: {kind, message, hint}}
 //
-// Two workers share a gzipped conversion when the page has them (bridge.js): this one converts
-// (`convert` with a `gzipPort`), sending the plain .prv through the port and the archive around
-// the trace entry to the page ('zip' before the trace, 'tail' after it); the other gzips what
-// arrives on its port (`gzip`), sends the .prv.gz to the page ('trace') and its CRC-32 and size
-// back through the port, which the archive's tail needs. The page puts the archive together.
+// A gzipped conversion is split over three workers where the page has them (bridge.js), each
+// on its own core: the reader (`read`) opens the exports and sends the records to the writer as
+// batches of bytes, at most IN_FLIGHT_BATCHES ahead of it; the writer (`write`) feeds them to
+// the sinks, sends the plain .prv to the gzip worker (at most IN_FLIGHT_PLAIN bytes ahead of it)
+// and the archive around the trace entry to the page ('zip' before the trace, 'tail' after it);
+// the gzip worker (`gzip`) sends the .prv.gz to the page ('trace') and, at the end, its CRC-32
+// and size to the writer, which the archive's tail needs. The page puts the archive together.
+// Reader to writer: {header, estimate}, then batches (Uint8Array), then {summary}; writer to
+// reader: {ack} per batch. Writer to gzip: plain .prv pieces, then null; gzip to writer:
+// {ack: bytes} per piece, then {crc, size}.
 /* global wasm_bindgen, importScripts */
 'use strict';
 
@@ -51,6 +58,47 @@ function asError(e) {
   };
 }
 
+// Records per batch from the reader, and how far the reader and the writer may run ahead of
+// the worker they feed (a bound on the memory that waits in between).
+const BATCH_RECORDS = 16384;
+const IN_FLIGHT_BATCHES = 4;
+const IN_FLIGHT_PLAIN = 16 << 20;
+
+/** The messages arriving on `port`, one `await next()` at a time, in order. */
+function inbox(port) {
+  const queue = [];
+  let waiting = null;
+  port.onmessage = (ev) => {
+    if (waiting) {
+      const wake = waiting;
+      waiting = null;
+      wake(ev.data);
+    } else {
+      queue.push(ev.data);
+    }
+  };
+  return {
+    next() {
+      if (queue.length) return Promise.resolve(queue.shift());
+      return new Promise((resolve) => {
+        waiting = resolve;
+      });
+    },
+  };
+}
+
+/** For the benchmark (scripts/bench/web.mjs adds these lines up): this worker's wasm memory
+ * peak (it only grows). */
+function reportMemory() {
+  if (memory) console.debug(`prvsight: wasm memory ${memory.buffer.byteLength} bytes (${self.name || 'worker'})`);
+}
+
+/** A conversion's result for the page, its pcf and row transferred. */
+function finished(value) {
+  reportMemory();
+  return { value, transfer: [value.pcf.buffer, value.row.buffer] };
+}
+
 const handlers = {
   init(msg) {
     ready = wasm_bindgen({ module_or_path: msg.wasm || './pkg/prvsight_bg.wasm' }).then((exports) => {
@@ -73,30 +121,85 @@ const handlers = {
       self.postMessage({ id, type: 'progress', progress });
       return true;
     };
-    const port = msg.gzipPort;
-    let value;
-    if (port) {
-      let tag = 'zip';
-      const onOutput = (t, bytes) => {
-        if (t === 'prv') port.postMessage(bytes, [bytes.buffer]);
-        else onChunk(tag, bytes);
-      };
-      const pending = wasm_bindgen.convert_trace_elsewhere(msg.inputs, msg.options || {}, onOutput, onProgress);
-      // The plain trace is all sent: the other worker ends the .prv.gz and says what it is.
-      const gz = new Promise((resolve) => {
-        port.onmessage = (ev) => resolve(ev.data);
-      });
-      port.postMessage(null);
-      const { crc, size } = await gz;
-      tag = 'tail';
-      value = pending.finish(crc, size);
-    } else {
-      value = wasm_bindgen.convert(msg.inputs, msg.options || {}, onChunk, onProgress);
+    const value = wasm_bindgen.convert(msg.inputs, msg.options || {}, onChunk, onProgress);
+    return finished(value);
+  },
+  async read(msg) {
+    await ready;
+    const { id, port } = msg;
+    const onProgress = (progress) => {
+      self.postMessage({ id, type: 'progress', progress });
+      return true;
+    };
+    const session = new wasm_bindgen.ReaderSession(msg.inputs, msg.options || {}, onProgress);
+    try {
+      const writer = inbox(port);
+      port.postMessage({ header: session.header(), estimate: session.estimate() });
+      let ahead = 0;
+      for (;;) {
+        while (ahead >= IN_FLIGHT_BATCHES) {
+          await writer.next();
+          ahead -= 1;
+        }
+        const batch = session.next_batch(BATCH_RECORDS);
+        if (!batch) break;
+        port.postMessage(batch, [batch.buffer]);
+        ahead += 1;
+      }
+      port.postMessage({ summary: session.finish() });
+      reportMemory();
+    } finally {
+      session.free();
     }
-    const transfer = [value.pcf.buffer, value.row.buffer];
-    // For the benchmark (scripts/bench/web.mjs reads this line): the wasm memory's peak size.
-    if (memory) console.debug(`prvsight: wasm memory ${memory.buffer.byteLength} bytes`);
-    return { value, transfer };
+    return null;
+  },
+  async write(msg) {
+    await ready;
+    const { id, port, gzipPort } = msg;
+    const reader = inbox(port);
+    const gzipper = inbox(gzipPort);
+    let tag = 'zip';
+    let plainAhead = 0;
+    const onChunk = (t, bytes) => {
+      if (t === 'prv') {
+        plainAhead += bytes.length;
+        gzipPort.postMessage(bytes, [bytes.buffer]);
+      } else {
+        self.postMessage({ id, type: 'chunk', tag, bytes }, [bytes.buffer]);
+      }
+    };
+    // Acknowledgements of the gzip worker, until the one that ends the .prv.gz.
+    const gzipRoom = async (limit) => {
+      while (plainAhead > limit) {
+        const m = await gzipper.next();
+        if (!('ack' in m)) throw new Error(`the gzip worker answered out of turn: ${JSON.stringify(m)}`);
+        plainAhead -= m.ack;
+      }
+    };
+    const { header, estimate } = await reader.next();
+    const session = new wasm_bindgen.WriterSession(msg.labels, msg.options || {}, header, onChunk);
+    try {
+      let summary = null;
+      while (summary === null) {
+        const m = await reader.next();
+        if (m instanceof Uint8Array) {
+          const done = session.feed(m);
+          port.postMessage({ ack: 1 });
+          self.postMessage({ id, type: 'progress', progress: { phase: 'converting', records_done: done, records_estimate: estimate } });
+          await gzipRoom(IN_FLIGHT_PLAIN);
+        } else {
+          ({ summary } = m);
+        }
+      }
+      const pending = session.finish(summary);
+      gzipPort.postMessage(null);
+      await gzipRoom(0);
+      const { crc, size } = await gzipper.next();
+      tag = 'tail';
+      return finished(pending.finish(crc, size));
+    } finally {
+      session.free();
+    }
   },
   async gzip(msg) {
     await ready;
@@ -112,9 +215,11 @@ const handlers = {
             const end = gz.finish();
             send(end.bytes);
             port.postMessage({ crc: end.crc, size: end.size });
+            reportMemory();
             resolve({ crc: end.crc, size: end.size });
           } else {
             send(gz.write(ev.data));
+            port.postMessage({ ack: ev.data.length });
           }
         } catch (e) {
           reject(e);

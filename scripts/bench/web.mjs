@@ -33,11 +33,12 @@ try {
   for (const [i, input] of inputs.entries()) {
     const mb = statSync(input).size / 1048576;
     const page = await browser.newPage();
-    // The worker reports its wasm memory size (it only grows: the peak) on the console.
-    let memoryMiB = '?';
+    // Each worker reports its wasm memory size (it only grows: the peak) on the console; the
+    // page's is their sum.
+    const workerMemory = new Map();
     page.on('console', (m) => {
-      const hit = /prvsight: wasm memory (\d+) bytes/.exec(m.text());
-      if (hit) memoryMiB = (Number(hit[1]) / 1048576).toFixed(0);
+      const hit = /prvsight: wasm memory (\d+) bytes \((.*)\)/.exec(m.text());
+      if (hit) workerMemory.set(hit[2], Number(hit[1]));
     });
     await page.goto(`${server.origin}/`);
     await page.setInputFiles('#file', input);
@@ -58,7 +59,7 @@ try {
       `${wasm.toFixed(2)}${note}`,
       fixed(wasm / native[i]),
       fixed(wasm / nativeOne[i]),
-      memoryMiB,
+      workerMemory.size ? ([...workerMemory.values()].reduce((a, b) => a + b, 0) / 1048576).toFixed(0) : '?',
     ];
     console.log(`| ${cells.join(' | ')} |`);
   }

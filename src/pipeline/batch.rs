@@ -22,14 +22,19 @@ struct In {
 
 /// The bytes of a batch: `names` (interned since the last batch), then `records`.
 pub fn encode(names: &[String], records: &[Record]) -> Result<Vec<u8>> {
-    postcard::to_allocvec(&Out { names, records })
-        .map_err(|e| Error::Usage(format!("internal error: a batch of records could not be encoded: {e}")))
+    postcard::to_allocvec(&Out { names, records }).map_err(|e| {
+        Error::Usage(format!(
+            "internal error: a batch of records could not be encoded: {e}"
+        ))
+    })
 }
 
 /// A batch's names and records.
 pub fn decode(bytes: &[u8]) -> Result<(Vec<String>, Vec<Record>)> {
     let batch: In = postcard::from_bytes(bytes).map_err(|e| {
-        Error::Usage(format!("internal error: a batch of records could not be decoded: {e}"))
+        Error::Usage(format!(
+            "internal error: a batch of records could not be decoded: {e}"
+        ))
     })?;
     Ok((batch.names, batch.records))
 }

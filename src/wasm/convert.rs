@@ -9,10 +9,12 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 
 use crate::bundle::zip::ZipSink;
-use crate::bundle::{self, BundleNames, BundleOptions};
+use crate::bundle::{self, BundleNames, BundleOptions, BundleWriter};
 use crate::error::{Error, Result};
 use crate::metrics::{MetricsOptions, WindowSpec};
+use crate::nsys::Export;
 use crate::options::{Chop, Family, Options};
+use crate::pipeline::{Header, SplitReader, SplitWriter};
 use crate::pipeline::{Progress, Summary};
 
 use super::errors::to_value;
@@ -51,7 +53,7 @@ pub struct ConvertOptions {
 /// Chunk tags: the whole stream is the archive; `trace` bytes are also the trace file.
 const TAG_ZIP: &str = "zip";
 const TAG_TRACE: &str = "trace";
-/// The plain .prv, for the page's gzip worker (see [`convert_trace_elsewhere`]).
+/// The plain .prv, for the page's gzip worker (see [`WritingSession`]).
 const TAG_PLAIN: &str = "prv";
 const CHUNK: usize = 1 << 20;
 
@@ -133,7 +135,7 @@ fn parse_options(options: JsValue) -> Result<ConvertOptions> {
 }
 
 /// The conversion's and the bundle's options, from the page's.
-fn options_of(options: JsValue, inputs: &[Input]) -> Result<(Options, BundleOptions)> {
+fn options_of(options: JsValue, labels: &[&str]) -> Result<(Options, BundleOptions)> {
     let o = parse_options(options)?;
     let mut opts = Options::default();
     if let Some(list) = &o.families {
@@ -167,10 +169,9 @@ fn options_of(options: JsValue, inputs: &[Input]) -> Result<(Options, BundleOpti
     if let Some(a) = nonempty(&o.align) {
         opts.align = a.parse().map_err(Error::Usage)?;
     }
-    let labels: Vec<&str> = inputs.iter().map(|i| i.name.as_str()).collect();
     let stem = match &o.stem {
         Some(s) => bundle::stem_for(&[s.as_str()]),
-        None => bundle::stem_for(&labels),
+        None => bundle::stem_for(labels),
     };
     let metrics = if o.metrics.unwrap_or(true) {
         let mut m = MetricsOptions::default();
@@ -222,7 +223,7 @@ pub fn convert(
     on_chunk: &Function,
     on_progress: &Function,
 ) -> Result<JsValue> {
-    let (opts, bopts) = options_of(options, inputs)?;
+    let (opts, bopts) = options_of(options, &labels_of(inputs))?;
     let exports = open_all(inputs)?;
     let sink = ChunkSink::new(on_chunk, TAG_ZIP);
     let mut progress = progress_to(on_progress);
@@ -230,35 +231,163 @@ pub fn convert(
     result_of(&done, &bopts, sink)
 }
 
-/// Like [`convert`], for a page that gzips the trace in a second worker: the plain .prv goes to
-/// `on_chunk` tagged "prv" as it is written, the archive (tagged "zip") stops before the trace
-/// entry's data, and [`PendingConversion::finish`] writes the rest once the .prv.gz is made
-/// (`crate::paraver::gzip::GzipStream`, the `TraceGzip` binding). The page puts the archive
-/// together: what came before `finish`, the .prv.gz, what `finish` gives.
-pub fn convert_trace_elsewhere(
-    inputs: &[Input],
-    options: JsValue,
-    on_chunk: &Function,
-    on_progress: &Function,
-) -> Result<PendingConversion> {
-    let (opts, bopts) = options_of(options, inputs)?;
-    let exports = open_all(inputs)?;
-    let mut plain = ChunkSink::new(on_chunk, TAG_PLAIN);
-    let mut progress = progress_to(on_progress);
-    let mut pending = bundle::write_bundle_trace_elsewhere(
-        &exports,
-        &opts,
-        &bopts,
-        ChunkSink::new(on_chunk, TAG_ZIP),
-        &mut plain,
-        &mut progress,
-    )?;
-    let posted = plain.post().and_then(|()| pending.get_mut().post());
-    posted.map_err(|e| Error::write("the bundle", e))?;
-    Ok(PendingConversion { pending, bopts })
+fn labels_of(inputs: &[Input]) -> Vec<&str> {
+    inputs.iter().map(|i| i.name.as_str()).collect()
 }
 
-/// A conversion waiting for its .prv.gz (see [`convert_trace_elsewhere`]).
+/// The reading side of a conversion split over the page's workers (see `pipeline::SplitReader`):
+/// the exports, open for as long as the reader reads them.
+pub struct ReadingSession {
+    // Declared first: dropped before the exports it reads.
+    reader: Option<SplitReader<'static>>,
+    /// Owned (from `Box::into_raw`), freed after `reader`.
+    exports: std::ptr::NonNull<[Export]>,
+    header: String,
+}
+
+impl ReadingSession {
+    /// Opens the inputs, plans and opens every cursor; `on_progress` as for [`convert`].
+    pub fn open(
+        inputs: &[Input],
+        options: JsValue,
+        on_progress: &Function,
+    ) -> Result<ReadingSession> {
+        let (opts, _) = options_of(options, &labels_of(inputs))?;
+        let exports = Box::into_raw(open_all(inputs)?.into_boxed_slice());
+        // SAFETY: the exports stay on the heap, unmoved and unchanged, until Drop frees them, after
+        // the reader that borrows them (field order, and Drop below).
+        let borrowed: &'static [Export] = unsafe { &*exports };
+        let exports = std::ptr::NonNull::new(exports).expect("a box is not null");
+        let mut progress = progress_to(on_progress);
+        match SplitReader::open(borrowed, &opts, &mut progress) {
+            Ok((reader, header)) => {
+                // From here on, dropping the session frees the exports after the reader.
+                let mut session = ReadingSession {
+                    reader: Some(reader),
+                    exports,
+                    header: String::new(),
+                };
+                session.header = serde_json::to_string(&header).map_err(|e| {
+                    Error::Usage(format!(
+                        "internal error: the header could not be written: {e}"
+                    ))
+                })?;
+                Ok(session)
+            }
+            Err(e) => {
+                // SAFETY: nothing borrows them any more; from Box::into_raw above.
+                drop(unsafe { Box::from_raw(exports.as_ptr()) });
+                Err(e)
+            }
+        }
+    }
+
+    /// What the writing side begins with (`pipeline::Header`), as JSON.
+    pub fn header(&self) -> &str {
+        &self.header
+    }
+
+    /// Rows of the selected tables (the progress's estimate).
+    pub fn estimate(&self) -> u64 {
+        self.reader.as_ref().map_or(0, SplitReader::estimate)
+    }
+
+    /// The next batch of at most `max` records; `None` at the end.
+    pub fn next_batch(&mut self, max: usize) -> Result<Option<Vec<u8>>> {
+        match self.reader.as_mut() {
+            Some(r) => r.next_batch(max),
+            None => Ok(None),
+        }
+    }
+
+    /// The summary, as JSON, once every batch was taken.
+    pub fn finish(&mut self) -> Result<String> {
+        let reader = self
+            .reader
+            .take()
+            .ok_or_else(|| Error::Usage("the reader was finished already".into()))?;
+        serde_json::to_string(&reader.finish()).map_err(|e| {
+            Error::Usage(format!(
+                "internal error: the summary could not be written: {e}"
+            ))
+        })
+    }
+}
+
+impl Drop for ReadingSession {
+    fn drop(&mut self) {
+        self.reader = None;
+        // SAFETY: the reader that borrowed the exports is gone; they came from Box::into_raw.
+        drop(unsafe { Box::from_raw(self.exports.as_ptr()) });
+    }
+}
+
+/// The writing side of a split conversion: the bundle's sinks, fed the reader's batches; the
+/// plain .prv goes to `on_chunk` tagged "prv" (for the gzip worker), the archive tagged "zip".
+pub struct WritingSession {
+    writer: Option<BundleWriter<'static, ChunkSink>>,
+    split: Option<SplitWriter>,
+    bopts: BundleOptions,
+}
+
+impl WritingSession {
+    /// `labels`: the inputs' names (they name the outputs); `header`: the reader's, as JSON.
+    pub fn begin(
+        labels: &[&str],
+        options: JsValue,
+        header: &str,
+        on_chunk: &Function,
+    ) -> Result<WritingSession> {
+        let (opts, bopts) = options_of(options, labels)?;
+        let header: Header = serde_json::from_str(header).map_err(|e| {
+            Error::Usage(format!("internal error: a bad header from the reader: {e}"))
+        })?;
+        let plain = ChunkSink::new(on_chunk, TAG_PLAIN);
+        let mut writer = BundleWriter::new(
+            ChunkSink::new(on_chunk, TAG_ZIP),
+            Box::new(plain),
+            &opts,
+            &bopts,
+        )?;
+        writer
+            .get_mut()
+            .post()
+            .map_err(|e| Error::write("the bundle", e))?;
+        let split = SplitWriter::begin(header, &mut writer.sinks())?;
+        Ok(WritingSession {
+            writer: Some(writer),
+            split: Some(split),
+            bopts,
+        })
+    }
+
+    /// Delivers a batch; returns the records delivered so far.
+    pub fn feed(&mut self, batch: &[u8]) -> Result<u64> {
+        match (self.split.as_mut(), self.writer.as_mut()) {
+            (Some(split), Some(writer)) => split.feed(batch, &mut writer.sinks()),
+            _ => Err(Error::Usage("the writer was finished already".into())),
+        }
+    }
+
+    /// Finishes the sinks with the reader's summary (JSON); the bundle then waits for its .prv.gz.
+    pub fn finish(&mut self, summary: &str) -> Result<PendingConversion> {
+        let (Some(split), Some(mut writer)) = (self.split.take(), self.writer.take()) else {
+            return Err(Error::Usage("the writer was finished already".into()));
+        };
+        let summary: Summary = serde_json::from_str(summary).map_err(|e| {
+            Error::Usage(format!(
+                "internal error: a bad summary from the reader: {e}"
+            ))
+        })?;
+        split.finish(&mut writer.sinks())?;
+        Ok(PendingConversion {
+            pending: writer.finish(summary),
+            bopts: self.bopts.clone(),
+        })
+    }
+}
+
+/// A conversion waiting for its .prv.gz (see [`WritingSession::finish`]).
 pub struct PendingConversion {
     pending: bundle::PendingBundle<ChunkSink>,
     bopts: BundleOptions,

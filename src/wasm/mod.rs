@@ -83,26 +83,85 @@ pub fn convert(
     convert::convert(&inputs, options, on_chunk, on_progress).map_err(to_js)
 }
 
-/// Like [`convert`], for a page with a second worker that gzips the trace (the browser's only
-/// way to a second core for this work): `on_chunk` gets the plain .prv tagged "prv" (for that
-/// worker's [`TraceGzip`]) and the archive tagged "zip" up to the trace entry's data; the
-/// returned handle's `finish(crc, size)` writes the rest of the archive once the .prv.gz is
-/// made and returns what `convert` returns. The archive is then what came before `finish`, the
-/// .prv.gz, and what `finish` gives: byte for byte `convert`'s.
+/// The reading side of a conversion split over the page's workers (the reader worker): opens
+/// the inputs, plans and opens every cursor (`on_progress` as for [`convert`]); then
+/// `next_batch(max)` gives the records as batches of bytes for a [`WriterSession`], and
+/// `finish()` the summary the writer ends with.
 #[wasm_bindgen]
-pub fn convert_trace_elsewhere(
-    inputs: Array,
-    options: JsValue,
-    on_chunk: &Function,
-    on_progress: &Function,
-) -> Result<PendingBundle, JsValue> {
-    let inputs = source::inputs(&inputs).map_err(to_js)?;
-    convert::convert_trace_elsewhere(&inputs, options, on_chunk, on_progress)
-        .map(PendingBundle)
-        .map_err(to_js)
+pub struct ReaderSession(convert::ReadingSession);
+
+#[wasm_bindgen]
+impl ReaderSession {
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        inputs: Array,
+        options: JsValue,
+        on_progress: &Function,
+    ) -> Result<ReaderSession, JsValue> {
+        let inputs = source::inputs(&inputs).map_err(to_js)?;
+        convert::ReadingSession::open(&inputs, options, on_progress)
+            .map(ReaderSession)
+            .map_err(to_js)
+    }
+
+    /// What the writer begins with (JSON).
+    pub fn header(&self) -> String {
+        self.0.header().to_owned()
+    }
+
+    /// Rows of the selected tables: about how many records will come.
+    pub fn estimate(&self) -> f64 {
+        self.0.estimate() as f64
+    }
+
+    /// The next batch of at most `max` records, or `undefined` at the end.
+    pub fn next_batch(&mut self, max: u32) -> Result<Option<js_sys::Uint8Array>, JsValue> {
+        let batch = self.0.next_batch(max as usize).map_err(to_js)?;
+        Ok(batch.map(|b| js_sys::Uint8Array::from(&b[..])))
+    }
+
+    /// The conversion's summary (JSON), once every batch was taken.
+    pub fn finish(&mut self) -> Result<String, JsValue> {
+        self.0.finish().map_err(to_js)
+    }
 }
 
-/// A conversion waiting for its .prv.gz (see [`convert_trace_elsewhere`]).
+/// The writing side of a split conversion (the writer worker): the bundle's sinks, begun with
+/// the reader's header and fed its batches; the archive goes to `on_chunk` tagged "zip" (the
+/// trace entry's header now; the rest from [`PendingBundle::finish`]) and the plain .prv tagged
+/// "prv", for a [`TraceGzip`] in a third worker. The archive is then what came before `finish`,
+/// the .prv.gz, and what `finish` gives: byte for byte [`convert`]'s.
+#[wasm_bindgen]
+pub struct WriterSession(convert::WritingSession);
+
+#[wasm_bindgen]
+impl WriterSession {
+    /// `labels`: the inputs' file names (they name the outputs); `header`: the reader's.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        labels: Vec<String>,
+        options: JsValue,
+        header: &str,
+        on_chunk: &Function,
+    ) -> Result<WriterSession, JsValue> {
+        let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+        convert::WritingSession::begin(&labels, options, header, on_chunk)
+            .map(WriterSession)
+            .map_err(to_js)
+    }
+
+    /// Delivers a batch of the reader's; returns how many records were delivered so far.
+    pub fn feed(&mut self, batch: &[u8]) -> Result<f64, JsValue> {
+        self.0.feed(batch).map(|n| n as f64).map_err(to_js)
+    }
+
+    /// Ends the sinks with the reader's summary; the bundle then waits for its .prv.gz.
+    pub fn finish(&mut self, summary: &str) -> Result<PendingBundle, JsValue> {
+        self.0.finish(summary).map(PendingBundle).map_err(to_js)
+    }
+}
+
+/// A bundle waiting for its .prv.gz (see [`WriterSession::finish`]).
 #[wasm_bindgen]
 pub struct PendingBundle(convert::PendingConversion);
 
@@ -111,7 +170,8 @@ impl PendingBundle {
     /// Writes the rest of the archive for a .prv.gz of `size` bytes and CRC-32 `crc` (what
     /// [`TraceGzip::finish`] reports); returns what [`convert`] returns.
     pub fn finish(self, crc: u32, size: f64) -> Result<JsValue, JsValue> {
-        if !(size >= 0.0 && size <= 9_007_199_254_740_992.0 && size.fract() == 0.0) {
+        // Whole and exact in an f64 (2^53), as a JS number carries it; NaN fails too.
+        if !((0.0..=9_007_199_254_740_992.0).contains(&size) && size.fract() == 0.0) {
             return Err(to_js(crate::Error::Usage(format!(
                 "bad .prv.gz size {size}"
             ))));
