@@ -143,9 +143,9 @@ pub fn write_bundle<W: ZipSink>(
     write_rest(zip, converted, opts, names)
 }
 
-/// A bundle whose trace is gzipped by someone else: the browser's page has a second worker do
-/// it while the first converts. The plain .prv goes to `trace` as it is written; the archive
-/// gets the trace entry's header now and everything after the entry from
+/// A bundle whose trace is gzipped by someone else (as the browser page's gzip worker does;
+/// there the records come from elsewhere too: [`BundleWriter`]). The plain .prv goes to `trace`
+/// as it is written; the archive gets the trace entry's header now and everything after it from
 /// [`PendingBundle::finish`], once the .prv.gz is made (by [`GzipStream`] at `bopts.gzip`'s
 /// level): the archive is then the bytes written to `out` before `finish`, the .prv.gz, and the
 /// bytes `finish` writes — byte for byte what [`write_bundle`] writes.

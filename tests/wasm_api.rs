@@ -675,7 +675,7 @@ fn a_conversion_split_over_three_workers_gives_the_same_archive() {
     let pending = writer.finish(&summary).unwrap();
     assert!(writer.feed(&[]).is_err(), "a finished writer takes no more");
     let head_len = head.borrow().len();
-    // The second worker, given the plain trace in pieces of its own size.
+    // The gzip worker, given the plain trace in pieces of its own size.
     let mut gz = prvsight::wasm::TraceGzip::new(None).unwrap();
     let mut trace = Vec::new();
     for piece in plain.borrow().chunks(100_000) {

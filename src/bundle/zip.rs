@@ -236,7 +236,7 @@ impl<W: ZipSink> ZipWriter<W> {
     }
 
     /// Ends the open stored entry, whose data reached the destination another way than through
-    /// this writer (in the browser, the .prv.gz made by a second worker and placed after the
+    /// this writer (in the browser, the .prv.gz made by the gzip worker and placed after the
     /// bytes written so far): `size` bytes of CRC-32 `crc`, counted as if written here, so the
     /// rest of the archive is the same as when they are.
     pub fn finish_stored_elsewhere(&mut self, crc: u32, size: u64) -> io::Result<()> {

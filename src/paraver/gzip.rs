@@ -86,8 +86,8 @@ impl<W: Write> Write for GzipWriter<W> {
 
 /// The .prv.gz of a .prv handed over piece by piece, exactly as [`GzipWriter`] makes it in a
 /// conversion (the writes, one sync flush when the trace ends, then the gzip trailer), for a
-/// compressor that is not where the trace is written: the browser page's second worker (see
-/// `bundle::write_bundle_trace_elsewhere`). Deflate's output does not depend on how its input is
+/// compressor that is not where the trace is written: the browser page's gzip worker (see
+/// `bundle::BundleWriter`). Deflate's output does not depend on how its input is
 /// cut into writes (tests below), so the pieces need not be the writer's. Also gives the
 /// CRC-32 and size of the compressed bytes, which the bundle's zip entry needs.
 pub struct GzipStream {
