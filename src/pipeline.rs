@@ -483,13 +483,9 @@ pub fn resolve_chop(exports: &[Export], plan: &Plan, chop: &Chop) -> Result<(Ns,
     }
 }
 
-/// Converts `exports` once, feeding every sink.
-pub fn run(
-    exports: &[Export],
-    opts: &Options,
-    sinks: &mut [&mut dyn Sink],
-    progress: &mut ProgressFn,
-) -> Result<Summary> {
+/// The conversion's plan, and the part of the trace its output keeps (`--window`,
+/// `--nvtx-range`, `--min-duration`).
+fn plan_and_cut(exports: &[Export], opts: &Options) -> Result<(Plan, OutputCut)> {
     let plan = plan_with(exports, opts, true)?;
     let window = match &opts.chop {
         Some(c) => Some(resolve_chop(exports, &plan, c)?),
@@ -499,6 +495,17 @@ pub fn run(
         window,
         min_duration: opts.min_duration.clone(),
     };
+    Ok((plan, cut))
+}
+
+/// Converts `exports` once, feeding every sink.
+pub fn run(
+    exports: &[Export],
+    opts: &Options,
+    sinks: &mut [&mut dyn Sink],
+    progress: &mut ProgressFn,
+) -> Result<Summary> {
+    let (plan, cut) = plan_and_cut(exports, opts)?;
     for s in sinks.iter_mut() {
         s.set_output_cut(&cut);
     }
@@ -553,15 +560,7 @@ impl<'c> SplitReader<'c> {
         opts: &Options,
         progress: &mut ProgressFn,
     ) -> Result<(SplitReader<'c>, Header)> {
-        let plan = plan_with(exports, opts, true)?;
-        let window = match &opts.chop {
-            Some(c) => Some(resolve_chop(exports, &plan, c)?),
-            None => None,
-        };
-        let cut = OutputCut {
-            window,
-            min_duration: opts.min_duration.clone(),
-        };
+        let (plan, cut) = plan_and_cut(exports, opts)?;
         let estimate = plan.discoveries.iter().map(|d| d.record_estimate).sum();
         let mut ask = |done| {
             let p = Progress {

@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use prvsight::bundle::zip::ZipSink;
-use prvsight::bundle::{cfgs, write_bundle, BundleOptions};
+use prvsight::bundle::{cfgs, write_bundle, BundleOptions, Bundled};
 use prvsight::metrics::{self, MetricsOptions};
 use prvsight::nsys::Export;
 use prvsight::paraver::ParaverWriter;
@@ -80,7 +80,7 @@ fn direct_gz(paths: &[PathBuf]) -> Vec<u8> {
     gz.finish().unwrap()
 }
 
-fn bundle(paths: &[PathBuf], bopts: &BundleOptions) -> (prvsight::bundle::Bundled, Recording) {
+fn bundle(paths: &[PathBuf], bopts: &BundleOptions) -> (Bundled, Recording) {
     let exports: Vec<Export> = paths
         .iter()
         .map(|p| Export::open_path(p).unwrap())
@@ -342,31 +342,43 @@ fn cli_gzip_level_is_checked_and_changes_only_the_compression() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The page's split of a bundle: one worker converts and writes the archive around the trace
-/// entry, a second gzips the plain trace it is handed in 1 MiB pieces; the archive put together
-/// from the three parts is byte for byte `prvsight bundle`'s.
-#[test]
-fn a_bundle_whose_trace_is_gzipped_elsewhere_is_the_same_archive() {
-    use prvsight::bundle::write_bundle_trace_elsewhere;
-    use prvsight::paraver::gzip::GzipStream;
+/// The inputs of the split bundles' tests: the bundled sample; with the shared traces, a
+/// multi-rank set and an export with NVTX ranges and two GPUs.
+fn split_inputs() -> Vec<Vec<PathBuf>> {
     let mut inputs = vec![vec![sample()]];
     if let (Some(shared), Some(root)) = (common::shared_inputs(), common::shared_traces()) {
-        // A multi-rank set, and an export with NVTX ranges and two GPUs.
         inputs.extend(shared.into_iter().filter(|p| p.len() > 1).take(1));
         inputs.push(vec![root.join("mfu_2gpu_before.sqlite")]);
     }
     assert!(inputs.iter().flatten().all(|f| f.exists()));
-    for paths in &inputs {
-        let bopts = BundleOptions {
-            stem: "run".into(),
-            gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
-            metrics: Some(MetricsOptions::default()),
-        };
-        let (whole, recorded) = bundle(paths, &bopts);
-        let exports: Vec<Export> = paths
-            .iter()
-            .map(|p| Export::open_path(p).unwrap())
-            .collect();
+    inputs
+}
+
+/// The page's bundle options (a gzipped trace, metrics), `prvsight bundle`'s archive of `paths`
+/// with them (and where its entries lie), and the exports opened.
+fn whole_bundle(paths: &[PathBuf]) -> (BundleOptions, Bundled, Recording, Vec<Export>) {
+    let bopts = BundleOptions {
+        stem: "run".into(),
+        gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
+        metrics: Some(MetricsOptions::default()),
+    };
+    let (whole, recorded) = bundle(paths, &bopts);
+    let exports = paths
+        .iter()
+        .map(|p| Export::open_path(p).unwrap())
+        .collect();
+    (bopts, whole, recorded, exports)
+}
+
+/// A bundle converted in one place whose trace is gzipped in another, handed the plain trace in
+/// 1 MiB pieces; the archive put together from the three parts is byte for byte
+/// `prvsight bundle`'s.
+#[test]
+fn a_bundle_whose_trace_is_gzipped_elsewhere_is_the_same_archive() {
+    use prvsight::bundle::write_bundle_trace_elsewhere;
+    use prvsight::paraver::gzip::GzipStream;
+    for paths in &split_inputs() {
+        let (bopts, whole, recorded, exports) = whole_bundle(paths);
         let mut plain = Vec::new();
         let pending = write_bundle_trace_elsewhere(
             &exports,
@@ -409,22 +421,8 @@ fn a_bundle_written_apart_from_its_reader_is_the_same_archive() {
     use prvsight::bundle::BundleWriter;
     use prvsight::paraver::gzip::GzipStream;
     use prvsight::pipeline::{SplitReader, SplitWriter};
-    let mut inputs = vec![vec![sample()]];
-    if let (Some(shared), Some(root)) = (common::shared_inputs(), common::shared_traces()) {
-        inputs.extend(shared.into_iter().filter(|p| p.len() > 1).take(1));
-        inputs.push(vec![root.join("mfu_2gpu_before.sqlite")]);
-    }
-    for paths in &inputs {
-        let bopts = BundleOptions {
-            stem: "run".into(),
-            gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
-            metrics: Some(MetricsOptions::default()),
-        };
-        let (whole, recorded) = bundle(paths, &bopts);
-        let exports: Vec<Export> = paths
-            .iter()
-            .map(|p| Export::open_path(p).unwrap())
-            .collect();
+    for paths in &split_inputs() {
+        let (bopts, whole, recorded, exports) = whole_bundle(paths);
         let opts = Options::default();
         // The reading side.
         let (mut reader, header) = SplitReader::open(&exports, &opts, &mut |_| true).unwrap();
