@@ -19,47 +19,78 @@ const MAX_DIGITS: usize = 20;
 
 /// Appends `v` in decimal, its digits written straight into the buffer's spare room.
 ///
-/// The digits come two at a time in 32-bit arithmetic, after one 64-bit division per eight digits
-/// above 2^32: wasm has no 64-bit multiply-high, so a 64-bit division by a constant stays a
-/// division there (`itoa`-style 64-bit pairs were 12 % of the browser's conversion).
+/// From the last digit back: eight digits at a time as four independent pairs (one 64-bit
+/// division per eight digits above 2^32, 32-bit arithmetic below: wasm has no 64-bit
+/// multiply-high, so a 64-bit division by a constant stays a division there), then the leading
+/// digits a pair at a time. Timestamps (11–13 digits) take one eight-digit block; event types
+/// (8 digits) are one block. The previous version, one dependent pair after another with a
+/// bounds check per byte, was 17 % of a conversion's instructions (callgrind, 10 MB input).
 #[inline]
 pub fn push_u64(out: &mut Vec<u8>, v: u64) {
     let n = digits(v);
     out.reserve(MAX_DIGITS);
     let len = out.len();
-    let room = &mut out.spare_capacity_mut()[..n];
-    let mut i = n;
-    let mut pair = |i: &mut usize, d: u32| {
-        *i -= 2;
-        room[*i].write(PAIRS[d as usize * 2]);
-        room[*i + 1].write(PAIRS[d as usize * 2 + 1]);
-    };
-    let mut x = v;
-    while x > u64::from(u32::MAX) {
-        let low = (x % 100_000_000) as u32;
-        x /= 100_000_000;
-        let (mut y, mut k) = (low, 0);
-        while k < 4 {
-            pair(&mut i, y % 100);
-            y /= 100;
-            k += 1;
+    // SAFETY: `n` ≤ MAX_DIGITS bytes after `len` are within the capacity reserved; the writes
+    // below go back from `len + n`, a block or a pair or a digit at a time, and together cover
+    // exactly the `n` digits of `v` (debug-checked), so they stay within those bytes.
+    unsafe {
+        let start = out.as_mut_ptr().add(len);
+        let mut at = start.add(n);
+        let mut x = v;
+        while x > u64::from(u32::MAX) {
+            at = at.sub(8);
+            write_eight(at, (x % 100_000_000) as u32);
+            x /= 100_000_000;
         }
+        let mut y = x as u32;
+        if y >= 100_000_000 {
+            at = at.sub(8);
+            write_eight(at, y % 100_000_000);
+            y /= 100_000_000;
+        }
+        if at.offset_from(start) == 8 {
+            write_eight(start, y);
+        } else {
+            while y >= 100 {
+                at = at.sub(2);
+                write_pair(at, y % 100);
+                y /= 100;
+            }
+            if y >= 10 {
+                at = at.sub(2);
+                write_pair(at, y);
+            } else {
+                at = at.sub(1);
+                *at = b'0' + y as u8;
+            }
+            debug_assert_eq!(at, start);
+        }
+        out.set_len(len + n);
     }
-    let mut y = x as u32;
-    while y >= 100 {
-        pair(&mut i, y % 100);
-        y /= 100;
-    }
-    if y >= 10 {
-        pair(&mut i, y);
-    } else {
-        i -= 1;
-        room[i].write(b'0' + y as u8);
-    }
-    debug_assert_eq!(i, 0);
-    // SAFETY: the digits above filled `room`, all `n` bytes after `len` (digits(v) of them, from
-    // the end), within the capacity reserved.
-    unsafe { out.set_len(len + n) };
+}
+
+/// Writes the eight digits of `y` (< 10^8, with leading zeros) at `at`: four pairs computed
+/// side by side rather than one after another.
+///
+/// # Safety
+/// `at` must be valid for eight bytes of writes.
+#[inline(always)]
+unsafe fn write_eight(at: *mut u8, y: u32) {
+    let (high, low) = (y / 10_000, y % 10_000);
+    write_pair(at, high / 100);
+    write_pair(at.add(2), high % 100);
+    write_pair(at.add(4), low / 100);
+    write_pair(at.add(6), low % 100);
+}
+
+/// Writes the two digits of `d` (< 100) at `at`.
+///
+/// # Safety
+/// `at` must be valid for two bytes of writes.
+#[inline(always)]
+unsafe fn write_pair(at: *mut u8, d: u32) {
+    debug_assert!(d < 100);
+    std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(d as usize * 2), at, 2);
 }
 
 /// Number of decimal digits of `v`: log10 from the bit length (× 1233 / 4096 ≈ log10 2), then
@@ -116,8 +147,10 @@ mod tests {
 
     #[test]
     fn numbers_as_itoa_writes_them() {
-        let mut values: Vec<u64> =
-            vec![0, 1, 9, 10, 99, 100, 101, 999, 1000, u64::MAX, u64::MAX - 1];
+        let mut values: Vec<u64> = vec![0, 1, 9, 10, 99, 100, 101, 999, 1000, u64::MAX - 1];
+        // Around the 32-bit and eight-digit-block boundaries.
+        let big = u64::from(u32::MAX);
+        values.extend([big - 1, big, big + 1, u64::MAX, 4_200_000_000, 100_000_000 * 42]);
         let mut p = 1u64;
         for _ in 0..19 {
             p *= 10;
