@@ -1,7 +1,8 @@
 // The page's conversion in Node's worker threads, on machines with more cores than a browser
 // run here can show: one worker converting alone (the page's `?workers=1`) against the page's
 // three-worker split (reader | writer | gzip, the protocol of www/worker.js, same batch size
-// and bounds). Same wasm, same V8 as Chromium; no page, no Blob reads (the input is bytes).
+// and bounds). The same wasm on V8, Chromium's engine (Node's own version of it); no page, no
+// Blob reads (the input is bytes in memory).
 //
 //   node scripts/bench/split-node.mjs GLUE_DIR INPUT.sqlite...
 //

@@ -28,7 +28,7 @@ const nativeOne = inputs.map((input) => (pageOnly ? NaN : bundle(input, ['--read
 const server = await serve(DIST);
 const browser = await launch();
 try {
-  console.log('| input | native bundle s | native bundle, one thread s | page (wasm, worker) s | wasm / native | wasm / native one thread | wasm memory MiB |');
+  console.log('| input | native bundle s | native bundle, one thread s | page (wasm, workers) s | wasm / native | wasm / native one thread | wasm memory MiB |');
   console.log('|---|---|---|---|---|---|---|');
   for (const [i, input] of inputs.entries()) {
     const mb = statSync(input).size / 1048576;
