@@ -52,6 +52,24 @@ pub struct Summary {
     pub read_ahead: bool,
 }
 
+impl Summary {
+    /// The summary of a conversion whose reading ended with `read`.
+    fn of(trace: TraceInfo, read: stream::ReadSummary, read_ahead: bool) -> Summary {
+        Summary {
+            trace,
+            records: read.records,
+            counts: read
+                .counts
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+            warnings: read.warnings,
+            sorted_by_sql: read.sorted_by_sql,
+            read_ahead,
+        }
+    }
+}
+
 /// Called between records; return `false` to cancel.
 pub type ProgressFn<'a> = dyn FnMut(&Progress) -> bool + 'a;
 
@@ -518,18 +536,7 @@ pub fn run(
     };
     let (read, names, read_ahead) = read_into(exports, opts, &plan, &mut delivery)?;
     delivery.finish(&names)?;
-    Ok(Summary {
-        trace: plan.trace,
-        records: read.records,
-        counts: read
-            .counts
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect(),
-        warnings: read.warnings,
-        sorted_by_sql: read.sorted_by_sql,
-        read_ahead,
-    })
+    Ok(Summary::of(plan.trace, read, read_ahead))
 }
 
 /// What a writing side apart from the reader (the browser's writer worker) needs before the first
@@ -622,19 +629,7 @@ impl<'c> SplitReader<'c> {
 
     /// What [`run`] returns, once every batch was taken.
     pub fn finish(self) -> Summary {
-        let read = self.reader.finish();
-        Summary {
-            trace: self.plan.trace,
-            records: read.records,
-            counts: read
-                .counts
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect(),
-            warnings: read.warnings,
-            sorted_by_sql: read.sorted_by_sql,
-            read_ahead: false,
-        }
+        Summary::of(self.plan.trace, self.reader.finish(), false)
     }
 }
 
