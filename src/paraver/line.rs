@@ -150,7 +150,14 @@ mod tests {
         let mut values: Vec<u64> = vec![0, 1, 9, 10, 99, 100, 101, 999, 1000, u64::MAX - 1];
         // Around the 32-bit and eight-digit-block boundaries.
         let big = u64::from(u32::MAX);
-        values.extend([big - 1, big, big + 1, u64::MAX, 4_200_000_000, 100_000_000 * 42]);
+        values.extend([
+            big - 1,
+            big,
+            big + 1,
+            u64::MAX,
+            4_200_000_000,
+            100_000_000 * 42,
+        ]);
         let mut p = 1u64;
         for _ in 0..19 {
             p *= 10;
