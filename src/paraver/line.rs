@@ -23,8 +23,9 @@ const MAX_DIGITS: usize = 20;
 /// division per eight digits above 2^32, 32-bit arithmetic below: wasm has no 64-bit
 /// multiply-high, so a 64-bit division by a constant stays a division there), then the leading
 /// digits a pair at a time. A timestamp past 2^32 ns (4.3 s) takes one 64-bit division and an
-/// eight-digit block; an event type (8 digits) is one block. The previous version, one dependent pair after another with a
-/// bounds check per byte, was 17 % of a conversion's instructions (callgrind, 10 MB input).
+/// eight-digit block; an event type (8 digits) is one block. The previous version, one
+/// dependent pair after another with a bounds check per byte, was 17 % of a conversion's
+/// instructions (callgrind, 10 MB input).
 #[inline]
 pub fn push_u64(out: &mut Vec<u8>, v: u64) {
     let n = digits(v);
