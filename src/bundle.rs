@@ -143,28 +143,7 @@ pub fn write_bundle<W: ZipSink>(
     write_rest(zip, converted, opts, names)
 }
 
-/// A bundle whose trace is gzipped by someone else (as the browser page's gzip worker does;
-/// there the records come from elsewhere too: [`BundleWriter`]). The plain .prv goes to `trace`
-/// as it is written; the archive gets the trace entry's header now and everything after it from
-/// [`PendingBundle::finish`], once the .prv.gz is made (by [`GzipStream`] at `bopts.gzip`'s
-/// level): the archive is then the bytes written to `out` before `finish`, the .prv.gz, and the
-/// bytes `finish` writes — byte for byte what [`write_bundle`] writes.
-///
-/// [`GzipStream`]: crate::paraver::gzip::GzipStream
-pub fn write_bundle_trace_elsewhere<W: ZipSink>(
-    exports: &[Export],
-    opts: &Options,
-    bopts: &BundleOptions,
-    out: W,
-    trace: &mut dyn std::io::Write,
-    progress: &mut ProgressFn,
-) -> Result<PendingBundle<W>> {
-    let mut writer = BundleWriter::new(out, Box::new(trace), opts, bopts)?;
-    let summary = pipeline::run(exports, opts, &mut writer.sinks(), progress)?;
-    Ok(writer.finish(summary))
-}
-
-/// A bundle waiting for its trace entry's data (see [`write_bundle_trace_elsewhere`]).
+/// A bundle waiting for its trace entry's data (see [`BundleWriter`]).
 pub struct PendingBundle<W: ZipSink> {
     zip: ZipWriter<W>,
     converted: Converted,
@@ -276,10 +255,15 @@ impl std::io::Write for SharedBytes {
     }
 }
 
-/// A bundle whose records come from a reader elsewhere (the browser's reader worker) and whose
-/// trace is gzipped elsewhere too (its gzip worker): the archive's trace entry header is
-/// written now, [`BundleWriter::sinks`] take the records, and [`BundleWriter::finish`] gives
-/// the [`PendingBundle`] that waits for the .prv.gz.
+/// A bundle whose trace is gzipped elsewhere (the browser's gzip worker), its records coming
+/// from the pipeline on this thread or from a reader elsewhere (the browser's reader worker):
+/// the archive's trace entry header is written now, [`BundleWriter::sinks`] take the records
+/// and write the plain .prv to `trace`, and [`BundleWriter::finish`] gives the
+/// [`PendingBundle`] that waits for the .prv.gz (made by [`GzipStream`] at `bopts.gzip`'s
+/// level). The archive is then the bytes written to `out` before [`PendingBundle::finish`], the
+/// .prv.gz, and the bytes `finish` writes — byte for byte what [`write_bundle`] writes.
+///
+/// [`GzipStream`]: crate::paraver::gzip::GzipStream
 pub struct BundleWriter<'w, W: ZipSink> {
     zip: ZipWriter<W>,
     sinks: BundleSinks<'w>,

@@ -370,33 +370,41 @@ fn whole_bundle(paths: &[PathBuf]) -> (BundleOptions, Bundled, Recording, Vec<Ex
     (bopts, whole, recorded, exports)
 }
 
-/// A bundle converted in one place whose trace is gzipped in another, handed the plain trace in
-/// 1 MiB pieces; the archive put together from the three parts is byte for byte
+/// The rest of a bundle whose trace is gzipped apart: `plain` gzipped as the page's gzip worker
+/// does it, handed over in pieces of `piece` bytes; the .prv.gz, and the archive before and
+/// after it (the trace entry's header first, its data descriptor then), with what it bundled.
+fn gzip_apart(
+    pending: prvsight::bundle::PendingBundle<Recording>,
+    plain: &[u8],
+    bopts: &BundleOptions,
+    piece: usize,
+) -> (Vec<u8>, Recording, Bundled) {
+    let mut gz = prvsight::paraver::gzip::GzipStream::new(bopts.gzip.unwrap());
+    let mut trace = Vec::new();
+    for piece in plain.chunks(piece) {
+        trace.extend(gz.write(piece).unwrap());
+    }
+    let (last, crc, size) = gz.finish().unwrap();
+    trace.extend(last);
+    let (bundled, around) = pending.finish(crc, size).unwrap();
+    (trace, around, bundled)
+}
+
+/// A bundle converted on this thread whose trace is gzipped in another place, handed the plain
+/// trace in 1 MiB pieces; the archive put together from the three parts is byte for byte
 /// `prvsight bundle`'s.
 #[test]
 fn a_bundle_whose_trace_is_gzipped_elsewhere_is_the_same_archive() {
-    use prvsight::bundle::write_bundle_trace_elsewhere;
-    use prvsight::paraver::gzip::GzipStream;
+    use prvsight::bundle::BundleWriter;
     for paths in &split_inputs() {
         let (bopts, whole, recorded, exports) = whole_bundle(paths);
+        let opts = Options::default();
         let mut plain = Vec::new();
-        let pending = write_bundle_trace_elsewhere(
-            &exports,
-            &Options::default(),
-            &bopts,
-            Recording::default(),
-            &mut plain,
-            &mut |_| true,
-        )
-        .unwrap();
-        let mut gz = GzipStream::new(bopts.gzip.unwrap());
-        let mut trace = Vec::new();
-        for piece in plain.chunks(1 << 20) {
-            trace.extend(gz.write(piece).unwrap());
-        }
-        let (last, crc, size) = gz.finish().unwrap();
-        trace.extend(last);
-        let (split, tail) = pending.finish(crc, size).unwrap();
+        let mut writer =
+            BundleWriter::new(Recording::default(), Box::new(&mut plain), &opts, &bopts).unwrap();
+        let summary = pipeline::run(&exports, &opts, &mut writer.sinks(), &mut |_| true).unwrap();
+        let pending = writer.finish(summary);
+        let (trace, tail, split) = gzip_apart(pending, &plain, &bopts, 1 << 20);
         let what = paths[0].display();
         assert_eq!(split.summary.records, whole.summary.records, "{what}");
         // The head is the trace entry's header; the tail starts with its data descriptor.
@@ -419,7 +427,6 @@ fn a_bundle_whose_trace_is_gzipped_elsewhere_is_the_same_archive() {
 #[test]
 fn a_bundle_written_apart_from_its_reader_is_the_same_archive() {
     use prvsight::bundle::BundleWriter;
-    use prvsight::paraver::gzip::GzipStream;
     use prvsight::pipeline::{SplitReader, SplitWriter};
     for paths in &split_inputs() {
         let (bopts, whole, recorded, exports) = whole_bundle(paths);
@@ -443,11 +450,7 @@ fn a_bundle_written_apart_from_its_reader_is_the_same_archive() {
         assert_eq!(summary.records, whole.summary.records);
         assert!(batches as u64 >= summary.records / 1000);
         let pending = writer.finish(summary);
-        let mut gz = GzipStream::new(bopts.gzip.unwrap());
-        let mut trace = gz.write(&plain).unwrap();
-        let (last, crc, size) = gz.finish().unwrap();
-        trace.extend(last);
-        let (done, tail) = pending.finish(crc, size).unwrap();
+        let (trace, tail, done) = gzip_apart(pending, &plain, &bopts, plain.len().max(1));
         let (_, at, _) = recorded.stored[0].clone();
         let assembled = [&tail.bytes[..at], &trace[..], &tail.bytes[at..]].concat();
         let what = paths[0].display();
