@@ -41,7 +41,7 @@ pub struct Plan {
     pub table: Rc<Table>,
     /// Record columns to parse: one past the last column read.
     pub upto: usize,
-    conds: Vec<(usize, Test)>,
+    conds: Vec<(Src, Test)>,
     outputs: Vec<Src>,
     names: Vec<String>,
 }
@@ -93,16 +93,17 @@ impl Plan {
                 return Ok(None);
             };
             let numeric = table.columns[i].affinity != Affinity::Text;
-            conds.push(match c {
-                Cond::NotNull(_) => (i, Test::NotNull),
-                Cond::In(_, vs) if numeric => (i, Test::In(vs.clone())),
-                Cond::NullOrNotIn(_, vs) if numeric => (i, Test::NullOrNotIn(vs.clone())),
+            let test = match c {
+                Cond::NotNull(_) => Test::NotNull,
+                Cond::In(_, vs) if numeric => Test::In(vs.clone()),
+                Cond::NullOrNotIn(_, vs) if numeric => Test::NullOrNotIn(vs.clone()),
                 // Beyond 2^53 the bound has no exact double to compare reals with.
                 Cond::AtLeast(_, v) if numeric && v.unsigned_abs() <= 1 << 53 => {
-                    (i, Test::AtLeast(*v))
+                    Test::AtLeast(*v)
                 }
                 _ => return Ok(None),
-            });
+            };
+            conds.push((column_src(c.column()).expect("found above"), test));
         }
         let Some(outputs) = select
             .outputs
@@ -121,8 +122,8 @@ impl Plan {
         }
         let upto = outputs
             .iter()
+            .chain(conds.iter().map(|(src, _)| src))
             .filter_map(last)
-            .chain(conds.iter().map(|(i, _)| *i))
             .max()
             .map_or(0, |c| c + 1);
         Ok(Some(Plan {
@@ -137,8 +138,8 @@ impl Plan {
     /// Whether the row meets the query's conditions (its `WHERE`).
     #[inline]
     pub fn admits(&self, row: &Row) -> bool {
-        self.conds.iter().all(|(i, test)| {
-            let v = self.table.value(row.record, row.payload, row.rowid, *i);
+        self.conds.iter().all(|(src, test)| {
+            let v = self.eval(row, src);
             match test {
                 Test::NotNull => v != ValueRef::Null,
                 Test::In(vs) => is_in(v, vs),
