@@ -569,27 +569,16 @@ impl<'c> SplitReader<'c> {
     ) -> Result<(SplitReader<'c>, Header)> {
         let (plan, cut) = plan_and_cut(exports, opts)?;
         let estimate = plan.discoveries.iter().map(|d| d.record_estimate).sum();
-        let mut ask = |done| {
-            let p = Progress {
-                phase: "sorting",
-                records_done: done,
-                records_estimate: estimate,
-            };
-            if progress(&p) {
-                Ok(())
-            } else {
-                Err(Error::Cancelled)
-            }
-        };
+        let mut ask = || report(progress, "sorting", 0, estimate);
         let mut names = Names::new();
-        let mut reader = stream::Reader::open(exports, opts, &plan, &mut names, 1, &mut || ask(0))?;
+        let mut reader = stream::Reader::open(exports, opts, &plan, &mut names, 1, &mut ask)?;
         // The sinks begin with the names known now, as the one-pass conversion's do.
         let header = Header {
             trace: plan.trace.clone(),
             cut,
             names: names.since(0).to_vec(),
         };
-        reader.prime(&mut names, &mut || ask(0))?;
+        reader.prime(&mut names, &mut ask)?;
         let sent = header.names.len();
         Ok((
             SplitReader {
@@ -705,6 +694,20 @@ fn read_into(
     Ok((read, names, false))
 }
 
+/// Tells `progress` where the conversion is; `Cancelled` when it answers to stop.
+fn report(progress: &mut ProgressFn, phase: &'static str, done: u64, estimate: u64) -> Result<()> {
+    let p = Progress {
+        phase,
+        records_done: done,
+        records_estimate: estimate,
+    };
+    if progress(&p) {
+        Ok(())
+    } else {
+        Err(Error::Cancelled)
+    }
+}
+
 /// The sinks' side of the pass: records in, progress reported, cancellation asked.
 struct Delivery<'d, 's, 'p> {
     sinks: &'d mut [&'s mut (dyn Sink + 's)],
@@ -716,16 +719,7 @@ struct Delivery<'d, 's, 'p> {
 
 impl Delivery<'_, '_, '_> {
     fn ask(&mut self, phase: &'static str) -> Result<()> {
-        let p = Progress {
-            phase,
-            records_done: self.done,
-            records_estimate: self.estimate,
-        };
-        if (self.progress)(&p) {
-            Ok(())
-        } else {
-            Err(Error::Cancelled)
-        }
+        report(self.progress, phase, self.done, self.estimate)
     }
 
     fn step(&mut self, step: Step<'_>) -> Result<()> {

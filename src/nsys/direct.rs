@@ -98,9 +98,7 @@ impl Plan {
                 Cond::In(_, vs) if numeric => Test::In(vs.clone()),
                 Cond::NullOrNotIn(_, vs) if numeric => Test::NullOrNotIn(vs.clone()),
                 // Beyond 2^53 the bound has no exact double to compare reals with.
-                Cond::AtLeast(_, v) if numeric && v.unsigned_abs() <= 1 << 53 => {
-                    Test::AtLeast(*v)
-                }
+                Cond::AtLeast(_, v) if numeric && v.unsigned_abs() <= 1 << 53 => Test::AtLeast(*v),
                 _ => return Ok(None),
             };
             conds.push((column_src(c.column()).expect("found above"), test));
