@@ -71,8 +71,9 @@ enum Added {
     Other,
 }
 
-/// A row handed to a scan's consumer: an SQL row or a direct one, by output index.
-pub(super) type TakeRow<'a> = Box<dyn FnMut(&dyn Fields) -> rusqlite::Result<()> + 'a>;
+/// What a scan of the batch hands its rows to (an SQL row or a direct one, by output index);
+/// not interleave.rs's `TakeRow`, which takes SQL rows and says whether to go on.
+type Consumer<'a> = Box<dyn FnMut(&dyn Fields) -> rusqlite::Result<()> + 'a>;
 
 impl<'a> Batch<'a> {
     /// `direct`: read pages directly where a query allows it.
@@ -85,7 +86,7 @@ impl<'a> Batch<'a> {
         }
     }
 
-    fn add(&mut self, what: &str, query: &Select, sql: Sql, mut take: TakeRow<'a>) {
+    fn add(&mut self, what: &str, query: &Select, sql: Sql, mut take: Consumer<'a>) {
         let damaged = self.damaged.clone();
         self.set.add(
             Some(query),
