@@ -2,7 +2,7 @@
 //! every row, in rowid order, from any rowid on, over page sizes, overflow chains, every serial
 //! type, columns added later, rowid aliases, deleted rows; what it declines; damaged files.
 
-use prvsight::sqlfile::{Pager, Record, Table, TableCursor};
+use prvsight::sqlfile::{leaf_pages, Pager, Record, Table, TableCursor};
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::Connection;
 
@@ -303,4 +303,45 @@ fn the_bundled_real_export_reads_the_same_both_ways() {
         read += want.len();
     }
     assert!(read > 7_000, "read {read} rows");
+}
+
+/// A table's size in leaf pages, read from its interior pages (to share table passes between
+/// threads, nsys/scanset.rs): as SQLite's own `dbstat` counts them, at every page size and depth.
+#[test]
+fn leaf_pages_are_counted_from_the_interior_pages() {
+    for (page_size, rows) in [
+        (512, 1),
+        (512, 3000),
+        (512, 40000),
+        (4096, 3000),
+        (65536, 3000),
+    ] {
+        let conn = filled(page_size, rows);
+        let root = Table::read(&conn, "t").unwrap().unwrap().root;
+        let pager = Pager::new(&conn).unwrap().unwrap();
+        let dbstat: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM dbstat WHERE name = 't' AND pagetype = 'leaf'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let dbstat = dbstat as u64;
+        // A one-page table is its own leaf (dbstat calls the root 'leaf' too).
+        assert_eq!(
+            leaf_pages(&pager, root, 4096),
+            dbstat.max(1),
+            "{page_size}, {rows} rows"
+        );
+        // Bounded: after the root alone, the count is the root's children — the leaves
+        // themselves where the tree is two levels deep, fewer where it is deeper.
+        let partial = leaf_pages(&pager, root, 1);
+        assert!(partial <= dbstat.max(1), "{partial} of {dbstat}");
+        if page_size == 512 && rows > 1 {
+            assert!(
+                partial > 1 && partial < dbstat / 10,
+                "{partial} of {dbstat}"
+            );
+        }
+    }
 }

@@ -8,7 +8,7 @@
 //! own error), a column with a default, or a comparison on a TEXT-affinity column (SQLite would
 //! compare the numbers as text there).
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use rusqlite::types::ValueRef;
 
@@ -38,7 +38,9 @@ enum Test {
 
 /// A [`Select`] compiled for the direct reader.
 pub struct Plan {
-    pub table: Rc<Table>,
+    /// Shared with the pager's lookup; `Arc` so that a plan can go to another thread's pass
+    /// (nsys/scanset.rs).
+    pub table: Arc<Table>,
     /// Record columns to parse: one past the last column read.
     pub upto: usize,
     conds: Vec<(Src, Test)>,

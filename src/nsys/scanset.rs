@@ -2,6 +2,9 @@
 //! the direct reader compiles for (nsys/direct.rs) joins one pass over its table, which parses
 //! each row once for every query of that table; the others are SQL scans. All of them go side by
 //! side (interleave.rs), so that through the browser's block cache they read the file about once.
+//! Natively, where the export was opened from a file and a second core is there, the table passes
+//! are shared with a second thread on a connection of its own ([`ScanSet::second_thread`]): they
+//! are independent, each scan's state is its own, and how each ended comes back by scan index.
 //!
 //! Discovery's groupings, the sort-free readers' surveys and the NVTX sort keys all read the big
 //! tables whole: the CUDA API table three times over (discovery, the host calls' survey, the
@@ -23,7 +26,9 @@ use crate::sqlfile::{Damaged, Pager, Record, TableCursor};
 
 /// Takes a row of a scan (its query's outputs by index), or the damage the direct reader met
 /// (the scan then ends); returns false when it needs no more rows.
-pub type Take<'a> = Box<dyn FnMut(Result<&dyn Fields, Damaged>) -> rusqlite::Result<bool> + 'a>;
+/// `Send`: a table's pass may run on another thread ([`ScanSet::second_thread`]).
+pub type Take<'a> =
+    Box<dyn FnMut(Result<&dyn Fields, Damaged>) -> rusqlite::Result<bool> + Send + 'a>;
 
 /// How a scan reads through SQLite when the direct reader does not run its query.
 pub enum Sql {
@@ -42,6 +47,9 @@ pub struct ScanSet<'a> {
     conn: &'a Connection,
     pager: Option<Rc<Pager<'a>>>,
     scans: Vec<Entry<'a>>,
+    /// The connection's file, when some table passes may run on a second thread.
+    #[cfg(not(target_family = "wasm"))]
+    second_thread: Option<&'a std::path::Path>,
 }
 
 /// The scans of one table pass: (index among the set's scans, plan, taker).
@@ -62,7 +70,18 @@ impl<'a> ScanSet<'a> {
             conn,
             pager,
             scans: Vec::new(),
+            #[cfg(not(target_family = "wasm"))]
+            second_thread: None,
         }
+    }
+
+    /// Lets [`run`](Self::run) make some of the table passes on a second thread, on a
+    /// connection of its own to `file` (the file this set's connection reads), where there are
+    /// two passes or more: the biggest tables are shared between the two threads.
+    #[cfg(not(target_family = "wasm"))]
+    pub fn second_thread(mut self, file: &'a std::path::Path) -> ScanSet<'a> {
+        self.second_thread = Some(file);
+        self
     }
 
     /// A scan of `query`'s rows, handed to `take`: by the direct reader where `query` compiles
@@ -84,9 +103,6 @@ impl<'a> ScanSet<'a> {
     /// Makes every scan; how each ended, in the order they were added.
     pub fn run(self) -> Vec<rusqlite::Result<()>> {
         let n = self.scans.len();
-        // How each scan of a table pass ended (the passes themselves never fail).
-        let outcomes: Rc<RefCell<Vec<Option<rusqlite::Result<()>>>>> =
-            Rc::new(RefCell::new((0..n).map(|_| None).collect()));
         // Direct scans grouped by table, in the order of each table's first scan.
         let mut tables: Vec<(u32, Pass<'a>)> = Vec::new();
         let mut queries: Vec<(usize, rusqlite::Result<Statement<'a>>, TakeRow<'a>)> = Vec::new();
@@ -104,23 +120,115 @@ impl<'a> ScanSet<'a> {
                 }
             }
         }
-        let mut steps: Vec<Step<'_, rusqlite::Error>> = Vec::new();
-        for (root, group) in tables {
-            let pager = self.pager.clone().expect("direct scans have a pager");
-            steps.push(table_pass(pager, root, group, outcomes.clone()));
+        #[cfg(not(target_family = "wasm"))]
+        if let (Some(file), Some(pager)) = (self.second_thread, &self.pager) {
+            if tables.len() > 1 {
+                if let Some(conn) = second_connection(file) {
+                    let there = share_out(pager, &mut tables);
+                    return std::thread::scope(|scope| {
+                        let worker = scope.spawn(move || {
+                            // Checked by `second_connection`: the same file gives a pager again.
+                            let pager = Pager::new(&conn).ok().flatten().map(Rc::new);
+                            side_by_side(pager, there, &mut [], n)
+                        });
+                        let here = side_by_side(self.pager.clone(), tables, &mut queries, n);
+                        let there = match worker.join() {
+                            Ok(there) => there,
+                            Err(panic) => std::panic::resume_unwind(panic),
+                        };
+                        here.into_iter()
+                            .zip(there)
+                            .map(|(a, b)| a.or(b).unwrap_or(Ok(())))
+                            .collect()
+                    });
+                }
+            }
         }
-        let passes = steps.len();
-        steps.extend(queries.iter_mut().map(|(_, st, take)| query_step(st, take)));
-        let ended = run_all(steps);
-        let mut outcomes = outcomes.borrow_mut();
-        for ((i, ..), end) in queries.iter().zip(ended.into_iter().skip(passes)) {
-            outcomes[*i] = Some(end);
-        }
-        outcomes
-            .iter_mut()
-            .map(|o| o.take().unwrap_or(Ok(())))
+        side_by_side(self.pager, tables, &mut queries, n)
+            .into_iter()
+            .map(|o| o.unwrap_or(Ok(())))
             .collect()
     }
+}
+
+/// The table passes and SQL scans made side by side on one thread; how each of the `n` scans of
+/// the set ended, by index (`None`: not one of these, or a pass that took it to the table's end).
+fn side_by_side<'a>(
+    pager: Option<Rc<Pager<'a>>>,
+    tables: Vec<(u32, Pass<'a>)>,
+    queries: &mut [(usize, rusqlite::Result<Statement<'a>>, TakeRow<'a>)],
+    n: usize,
+) -> Vec<Option<rusqlite::Result<()>>> {
+    // How each scan of a table pass ended (the passes themselves never fail).
+    let outcomes: Rc<RefCell<Vec<Option<rusqlite::Result<()>>>>> =
+        Rc::new(RefCell::new((0..n).map(|_| None).collect()));
+    let mut steps: Vec<Step<'_, rusqlite::Error>> = Vec::new();
+    for (root, group) in tables {
+        match &pager {
+            Some(pager) => steps.push(table_pass(pager.clone(), root, group, outcomes.clone())),
+            // A second connection without a pager (not met: the file gave one to the first).
+            None => {
+                let mut outcomes = outcomes.borrow_mut();
+                for (i, _, mut take) in group {
+                    let damage =
+                        Damaged("the file reads differently on a second connection".into());
+                    outcomes[i] = Some(take(Err(damage)).map(|_| ()));
+                }
+            }
+        }
+    }
+    let passes = steps.len();
+    steps.extend(queries.iter_mut().map(|(_, st, take)| query_step(st, take)));
+    let ended = run_all(steps);
+    let mut outcomes = std::mem::take(&mut *outcomes.borrow_mut());
+    for ((i, ..), end) in queries.iter().zip(ended.into_iter().skip(passes)) {
+        outcomes[*i] = Some(end);
+    }
+    outcomes
+}
+
+/// A second read-only connection to `file`, if it opens and its pages can be read directly.
+#[cfg(not(target_family = "wasm"))]
+fn second_connection(file: &std::path::Path) -> Option<Connection> {
+    let conn = super::export::open_read_only(file).ok()?;
+    let readable = Pager::new(&conn).ok().flatten().is_some();
+    readable.then_some(conn)
+}
+
+/// Takes out of `tables` the passes for a second thread: the tables shared so that the two
+/// threads read about as many leaf pages (the longest first, each to the thread with fewer so
+/// far).
+#[cfg(not(target_family = "wasm"))]
+fn share_out<'a>(pager: &Pager, tables: &mut Vec<(u32, Pass<'a>)>) -> Vec<(u32, Pass<'a>)> {
+    // Interior pages read at most per table to size it (a 1 GB table has ~800 at 4 KiB pages).
+    const MOST_INTERIOR: usize = 4096;
+    let sizes: Vec<u64> = tables
+        .iter()
+        .map(|(root, _)| crate::sqlfile::leaf_pages(pager, *root, MOST_INTERIOR))
+        .collect();
+    let mut order: Vec<usize> = (0..tables.len()).collect();
+    order.sort_by_key(|&t| (std::cmp::Reverse(sizes[t]), t));
+    let (mut here, mut there) = (0u64, 0u64);
+    let mut goes_there = vec![false; tables.len()];
+    for t in order {
+        if there < here {
+            goes_there[t] = true;
+            there += sizes[t];
+        } else {
+            here += sizes[t];
+        }
+    }
+    let mut kept = Vec::new();
+    let mut moved = Vec::new();
+    for (t, pass) in tables.drain(..).enumerate() {
+        if goes_there[t] {
+            moved.push(pass);
+        } else {
+            kept.push(pass);
+        }
+    }
+    *tables = kept;
+    moved
 }
 
 /// One pass over the table at `root` for its scans: each row parsed once (as far as the scan

@@ -334,6 +334,51 @@ fn interior_cell(p: &[u8], header: usize, i: u16, page: u32) -> Result<(u32, i64
     Ok((be32(p, at), key as i64))
 }
 
+/// How many leaf pages the table at `root` has, read from its interior pages (and one leaf):
+/// what a pass over it costs, to share passes among threads (nsys/scanset.rs). Stops counting
+/// past `most_interior` interior pages, and at damage: an estimate, never an error (the pass
+/// itself reports damage).
+pub fn leaf_pages(pager: &Pager, root: u32, most_interior: usize) -> u64 {
+    // One level of the tree at a time: every leaf is at the same depth, so the level whose
+    // first page is a leaf is the leaves.
+    let mut level = vec![root];
+    let mut interior_read = 0usize;
+    for _ in 0..MAX_DEPTH {
+        let mut next = Vec::new();
+        for &page in &level {
+            if interior_read == most_interior {
+                return level.len() as u64;
+            }
+            let header = header_offset(page);
+            let children = pager.with_page(page, |p| {
+                let p = &p[..pager.usable()];
+                let (kind, cells) = page_kind(p, header)?;
+                if kind == LEAF {
+                    return Ok(None);
+                }
+                let mut children = Vec::with_capacity(usize::from(cells) + 1);
+                for i in 0..cells {
+                    children.push(interior_cell(p, header, i, page)?.0);
+                }
+                children.push(be32(p, header + 8));
+                Ok::<_, Damaged>(Some(children))
+            });
+            match children {
+                Ok(Ok(Some(children))) => next.extend(children),
+                // A leaf (this level is the leaves), or damage.
+                _ => return level.len() as u64,
+            }
+            interior_read += 1;
+            // More pages than the file has: interior pages that point to the same pages.
+            if next.len() > pager.page_count() as usize {
+                return next.len() as u64;
+            }
+        }
+        level = next;
+    }
+    level.len() as u64
+}
+
 /// How much of a payload of `size` bytes a table leaf cell holds itself, and whether the rest
 /// goes to overflow pages (fileformat2.html, "Cell Payload Overflow Pages").
 fn local_part(size: usize, usable: usize) -> (usize, bool) {

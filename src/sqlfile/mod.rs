@@ -27,7 +27,7 @@ mod pager;
 mod record;
 mod table;
 
-pub use btree::TableCursor;
+pub use btree::{leaf_pages, TableCursor};
 pub use pager::Pager;
 pub use record::{Affinity, Record};
 pub use table::{Column, Table};

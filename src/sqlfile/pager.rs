@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 use std::ffi::c_int;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use rusqlite::{ffi, Connection};
 
@@ -18,7 +18,7 @@ const CACHE_BYTES: usize = 2 << 20;
 pub struct Pager<'c> {
     conn: &'c Connection,
     /// The tables looked up so far (see [`Pager::table`]).
-    tables: RefCell<FastMap<String, Option<Rc<Table>>>>,
+    tables: RefCell<FastMap<String, Option<Arc<Table>>>>,
     file: *mut ffi::sqlite3_file,
     read: unsafe extern "C" fn(*mut ffi::sqlite3_file, *mut std::ffi::c_void, c_int, i64) -> c_int,
     page_size: usize,
@@ -119,11 +119,11 @@ impl<'c> Pager<'c> {
     }
 
     /// The table `name` as [`Table::read`] gives it, looked up once per pager.
-    pub fn table(&self, name: &str) -> rusqlite::Result<Option<Rc<Table>>> {
+    pub fn table(&self, name: &str) -> rusqlite::Result<Option<Arc<Table>>> {
         if let Some(t) = self.tables.borrow().get(name) {
             return Ok(t.clone());
         }
-        let t = Table::read(self.conn, name)?.map(Rc::new);
+        let t = Table::read(self.conn, name)?.map(Arc::new);
         self.tables.borrow_mut().insert(name.to_owned(), t.clone());
         Ok(t)
     }

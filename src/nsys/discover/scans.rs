@@ -1,8 +1,8 @@
 //! How discovery reads the export: single queries, and the scans of the big tables made
 //! together in a [`Batch`] (grouped per resource in Rust, or rows taken as they come).
 
-use std::cell::Cell;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use rusqlite::types::FromSql;
 use rusqlite::Params;
@@ -57,7 +57,7 @@ pub(super) struct Batch<'a> {
     ex: &'a Export,
     set: ScanSet<'a>,
     /// Set when the direct reader met a page that breaks the file format.
-    damaged: Rc<Cell<bool>>,
+    damaged: Arc<AtomicBool>,
     /// Per scan added: what it reads and the error found before it (then not made), or a scan
     /// added from outside.
     scans: Vec<Added>,
@@ -73,15 +73,24 @@ enum Added {
 
 /// What a scan of the batch hands its rows to (an SQL row or a direct one, by output index);
 /// not interleave.rs's `TakeRow`, which takes SQL rows and says whether to go on.
-type Consumer<'a> = Box<dyn FnMut(&dyn Fields) -> rusqlite::Result<()> + 'a>;
+type Consumer<'a> = Box<dyn FnMut(&dyn Fields) -> rusqlite::Result<()> + Send + 'a>;
 
 impl<'a> Batch<'a> {
-    /// `direct`: read pages directly where a query allows it.
-    pub fn new(ex: &'a Export, direct: bool) -> Batch<'a> {
+    /// `direct`: read pages directly where a query allows it; `two_threads`: the table passes
+    /// may be shared with a second thread where the export was opened from a file (natively).
+    pub fn new(ex: &'a Export, direct: bool, two_threads: bool) -> Batch<'a> {
+        let set = ScanSet::new(&ex.conn, direct);
+        #[cfg(not(target_family = "wasm"))]
+        let set = match (&ex.path, two_threads) {
+            (Some(file), true) => set.second_thread(file),
+            _ => set,
+        };
+        #[cfg(target_family = "wasm")]
+        let _ = two_threads;
         Batch {
             ex,
-            set: ScanSet::new(&ex.conn, direct),
-            damaged: Rc::new(Cell::new(false)),
+            set,
+            damaged: Arc::new(AtomicBool::new(false)),
             scans: Vec::new(),
         }
     }
@@ -94,7 +103,7 @@ impl<'a> Batch<'a> {
             Box::new(move |row| match row {
                 Ok(row) => take(row).map(|()| true),
                 Err(_) => {
-                    damaged.set(true);
+                    damaged.store(true, Ordering::Relaxed);
                     Ok(false)
                 }
             }),
@@ -131,7 +140,7 @@ impl<'a> Batch<'a> {
         &mut self,
         what: &str,
         query: Select,
-        row: impl FnMut(&dyn Fields) -> rusqlite::Result<()> + 'a,
+        row: impl FnMut(&dyn Fields) -> rusqlite::Result<()> + Send + 'a,
     ) {
         self.add(what, &query, Sql::FilterHere, Box::new(row));
     }
@@ -149,7 +158,7 @@ impl<'a> Batch<'a> {
     pub fn run(self) -> Option<Ended> {
         let label = &self.ex.label;
         let ended = self.set.run();
-        if self.damaged.get() {
+        if self.damaged.load(Ordering::Relaxed) {
             return None;
         }
         let mut own = Vec::new();

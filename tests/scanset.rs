@@ -1,0 +1,120 @@
+//! The scans before the stream (nsys/scanset.rs): one pass per table for every scan of it, and,
+//! natively, the passes shared with a second thread on a connection of its own. Every scan must
+//! get the rows, in the order, that one thread gives — and that SQLite gives.
+
+mod common;
+
+use std::sync::Mutex;
+use std::thread::ThreadId;
+
+use common::data;
+use prvsight::nsys::scanset::{ScanSet, Sql};
+use prvsight::nsys::select::{Select, Val};
+use prvsight::nsys::Export;
+use rusqlite::types::{Value, ValueRef};
+
+/// What one scan saw: its rows' values, and the threads it ran on.
+#[derive(Default)]
+struct Seen {
+    rows: Vec<Vec<Value>>,
+    threads: Vec<ThreadId>,
+}
+
+/// The scans of the test, by table: (table, its outputs). Two scans of SCHED_EVENTS share a pass.
+fn queries() -> Vec<Select> {
+    let q = |t: &str, cols: &[&str]| {
+        cols.iter()
+            .fold(Select::new(t).output("rid", Val::Rowid), |s, c| {
+                s.output(c, Val::col(c))
+            })
+    };
+    vec![
+        q("SCHED_EVENTS", &["start", "cpu", "globalTid"]),
+        q("OSRT_API", &["start", "end", "nameId"]).not_null("end"),
+        q("StringIds", &["id", "value"]),
+        q("SCHED_EVENTS", &["isSchedIn"]),
+        q("ThreadNames", &["nameId", "globalTid"]),
+    ]
+}
+
+fn owned(v: ValueRef) -> Value {
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::Integer(i),
+        ValueRef::Real(x) => Value::Real(x),
+        ValueRef::Text(t) => Value::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+    }
+}
+
+/// Runs the test's scans on `ex`'s file: by the direct reader or SQLite, on one or two threads.
+fn scan(ex: &Export, direct: bool, two_threads: bool) -> Vec<Seen> {
+    let queries = queries();
+    let seen: Vec<Mutex<Seen>> = queries.iter().map(|_| Mutex::default()).collect();
+    let mut set = ScanSet::new(&ex.conn, direct);
+    if two_threads {
+        set = set.second_thread(ex.path.as_deref().expect("opened from a file"));
+    }
+    for (q, seen) in queries.iter().zip(&seen) {
+        set.add(
+            Some(q),
+            Sql::Query,
+            Box::new(move |row| {
+                let row = row.expect("a sound file");
+                let values = (0..q.outputs.len())
+                    .map(|i| Ok(owned(row.value(i)?)))
+                    .collect::<rusqlite::Result<Vec<Value>>>()?;
+                let mut seen = seen.lock().unwrap();
+                seen.rows.push(values);
+                let here = std::thread::current().id();
+                if !seen.threads.contains(&here) {
+                    seen.threads.push(here);
+                }
+                Ok(true)
+            }),
+        );
+    }
+    for ended in set.run() {
+        ended.unwrap();
+    }
+    seen.into_iter().map(|s| s.into_inner().unwrap()).collect()
+}
+
+#[test]
+fn passes_shared_with_a_second_thread_give_every_scan_what_one_thread_and_sqlite_give() {
+    let ex = Export::open_path(&data("testcuda_report1.sqlite")).unwrap();
+    let sqlite = scan(&ex, false, false);
+    let one = scan(&ex, true, false);
+    let two = scan(&ex, true, true);
+    let this_thread = std::thread::current().id();
+    for (i, ((s, o), t)) in sqlite.iter().zip(&one).zip(&two).enumerate() {
+        assert!(!s.rows.is_empty(), "scan {i} has rows");
+        assert_eq!(
+            o.rows, s.rows,
+            "scan {i}: direct reader, one thread, against SQLite"
+        );
+        assert_eq!(t.rows, s.rows, "scan {i}: two threads against SQLite");
+        assert_eq!(o.threads, [this_thread], "scan {i}: one thread");
+        assert_eq!(t.threads.len(), 1, "scan {i}: one pass, on one thread");
+    }
+    // SCHED_EVENTS, the biggest table, stays on the calling thread with both its scans; the
+    // next biggest (OSRT_API) goes to the second thread.
+    assert_eq!(two[0].rows.len(), 2424);
+    assert_eq!(two[0].threads, [this_thread]);
+    assert_eq!(two[3].threads, [this_thread]);
+    assert_ne!(
+        two[1].threads,
+        [this_thread],
+        "OSRT_API on the second thread"
+    );
+}
+
+#[test]
+fn scans_through_sqlite_stay_on_the_calling_thread() {
+    // Without the direct reader there are no table passes to share: no second thread.
+    let ex = Export::open_path(&data("testcuda_report1.sqlite")).unwrap();
+    let this_thread = std::thread::current().id();
+    for s in scan(&ex, false, true) {
+        assert_eq!(s.threads, [this_thread]);
+    }
+}
