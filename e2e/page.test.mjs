@@ -117,6 +117,31 @@ describe('served page', () => {
     assert.deepEqual(errors, []);
   });
 
+  test('the workers warm up on the bundled sample as they start, each for its part', async () => {
+    // worker.js `warmUp`: V8 optimizes wasm as it runs, so each worker runs its part once on the
+    // sample before the user's conversion. Success and failure are both on the console.
+    const page = await context.newPage();
+    const said = [];
+    page.on('console', (m) => {
+      if (/prvsight: warm/.test(m.text())) said.push(`${m.type()}: ${m.text()}`);
+    });
+    await page.goto(`${server.origin}/`);
+    await page.waitForSelector('html[data-warm="yes"]', { timeout: 60000 });
+    const roles = said.map((s) => /^debug: prvsight: warmed up to (\w+) in \d+ ms/.exec(s)?.[1]).sort();
+    assert.deepEqual(roles, ['gzip', 'read', 'write'], said.join('\n'));
+    await page.close();
+    // Asked not to (`?warmup=0`), none does.
+    const cold = await context.newPage();
+    const coldSaid = [];
+    cold.on('console', (m) => {
+      if (/prvsight: warm/.test(m.text())) coldSaid.push(m.text());
+    });
+    await cold.goto(`${server.origin}/?warmup=0`);
+    await cold.waitForSelector('html[data-warm="yes"]', { timeout: 60000 });
+    assert.deepEqual(coldSaid, []);
+    await cold.close();
+  });
+
   test('with one worker (?workers=1) the bundle is the same', async () => {
     const { page, errors } = await openPage(context, `${server.origin}/?workers=1`);
     await page.click('#sample');

@@ -319,6 +319,10 @@ function main() {
     $('#version').textContent = v;
     document.documentElement.dataset.ready = 'yes';
   }, (e) => fail(e, 'The converter could not start'));
+  // For scripts/bench/web.mjs, which times conversions on warmed-up workers.
+  converter.warmedUp().then(() => {
+    document.documentElement.dataset.warm = 'yes';
+  }, () => {});
   registerServiceWorker();
   reportHeightWhenEmbedded();
 }

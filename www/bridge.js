@@ -38,10 +38,31 @@ function startWorker(name) {
   return { worker, wasm: () => undefined };
 }
 
+let warmUpSample = null;
+
+/** The bundled sample's bytes, which each worker converts once right after it starts (see
+ * worker.js `warmUp`), or null: not wanted (`?warmup=0` in the page's address, to measure a
+ * first conversion on unoptimized code), or not to be had. Fetched once per page. */
+function sampleForWarmUp() {
+  if (new URLSearchParams(globalThis.location?.search ?? '').get('warmup') === '0') {
+    return Promise.resolve(null);
+  }
+  if (!warmUpSample) {
+    const inline = globalThis.PRVSIGHT_INLINE;
+    warmUpSample = inline
+      ? Promise.resolve(inline.sampleBytes().buffer)
+      : fetch(new URL('./samples/testcuda_report1.sqlite', import.meta.url))
+          .then((r) => (r.ok ? r.arrayBuffer() : null))
+          .catch(() => null);
+  }
+  return warmUpSample;
+}
+
 /** One worker running the wasm core, and its requests (ids, replies, streamed messages). A
  * crash, or a terminate, fails every request still pending. */
 class CoreWorker {
-  constructor(name) {
+  /** `role`: what it will mostly do (worker.js `warmUp`): 'convert', 'read', 'write', 'gzip'. */
+  constructor(name, role) {
     this._nextId = 1;
     /** @type {Map<number, {resolve: Function, reject: Function, onMessage?: Function}>} */
     this._pending = new Map();
@@ -57,8 +78,12 @@ class CoreWorker {
       });
     };
     const bytes = wasm();
-    /** Resolves to the core's version once its wasm is ready. */
-    this.ready = this.call({ type: 'init', wasm: bytes }, null, bytes ? [bytes.buffer] : []);
+    /** Resolves to the core's version once its wasm is ready (requests then wait in the worker
+     * for its warm-up). */
+    this.ready = sampleForWarmUp().then((sample) => {
+      const warmUp = sample && { bytes: sample, role };
+      return this.call({ type: 'init', wasm: bytes, warmUp }, null, bytes ? [bytes.buffer] : []);
+    });
   }
 
   get alive() {
@@ -236,9 +261,20 @@ export class Converter {
     this.cancel();
   }
 
+  /** Resolves once every worker a conversion will use has started and warmed up (see
+   * worker.js `warmUp`); a conversion started before only waits for the rest of it. */
+  async warmedUp() {
+    await this._ensure();
+    const workers = [this._main, ...(splitWorkers() ? [this._writer, this._gzip] : [])];
+    await Promise.all(workers.map(async (w) => {
+      await w.ready;
+      await w.call({ type: 'warm' });
+    }));
+  }
+
   async _ensure() {
     if (!this._main?.alive) {
-      this._main = new CoreWorker('prvsight-converter');
+      this._main = new CoreWorker('prvsight-converter', splitWorkers() ? 'read' : 'convert');
       this._main.ready.then((v) => {
         this._version = v;
       }, () => {});
@@ -252,12 +288,12 @@ export class Converter {
   }
 
   _ensureWriter() {
-    if (!this._writer?.alive) this._writer = new CoreWorker('prvsight-writer');
+    if (!this._writer?.alive) this._writer = new CoreWorker('prvsight-writer', 'write');
     return this._writer;
   }
 
   _ensureGzip() {
-    if (!this._gzip?.alive) this._gzip = new CoreWorker('prvsight-gzip');
+    if (!this._gzip?.alive) this._gzip = new CoreWorker('prvsight-gzip', 'gzip');
     return this._gzip;
   }
 }

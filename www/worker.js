@@ -3,7 +3,9 @@
 // Chromium refuses module workers there when the page comes from file://.
 //
 // Protocol (the page side is bridge.js, the only code that talks to this worker):
-//   in:  {id, type: 'init', wasm?: ArrayBuffer}      wasm bytes (single-file build) or fetch pkg/
+//   in:  {id, type: 'init', wasm?: ArrayBuffer,      wasm bytes (single-file build) or fetch pkg/;
+//         warmUp?: {bytes: ArrayBuffer, role}}       an export to convert once first (warmUp())
+//        {id, type: 'warm'}                              answered once the warm-up is done
 //        {id, type: 'inspect', inputs: [{name, data: Blob}]}
 //        {id, type: 'convert', inputs, options}
 //        {id, type: 'read', inputs, options, port: MessagePort}            (to the writer)
@@ -99,13 +101,69 @@ function finished(value) {
   return { value, transfer: [value.pcf.buffer, value.row.buffer] };
 }
 
+/** Runs this worker's part of a conversion once on `bytes` (the bundled sample) and drops the
+ * result. Why: V8 first runs wasm as baseline code and compiles a function optimized only once
+ * it has run a while, so a worker's first conversion ran ~1.2–2× slower than its next ones
+ * (docs/PERFORMANCE.md). Done when the worker starts, while the user picks a file, it makes the
+ * user's conversion run on optimized code. `role`: what the page will ask of this worker —
+ * 'read' (the reader of a split conversion), 'write' (its writer: the reader's records are made
+ * here for it), 'gzip' (deflate over the sample's bytes: the same code whatever it compresses),
+ * or 'convert' (all of it, alone). A failure here only costs that speed. */
+function warmUp(bytes, role) {
+  const name = 'warm-up.sqlite';
+  const inputs = [{ name, data: new Uint8Array(bytes) }];
+  if (role === 'gzip') {
+    const gzip = new wasm_bindgen.TraceGzip();
+    try {
+      gzip.write(inputs[0].data);
+    } finally {
+      gzip.free();
+    }
+    return;
+  }
+  if (role === 'convert') {
+    wasm_bindgen.convert(inputs, {}, () => {}, () => true);
+    return;
+  }
+  const reader = new wasm_bindgen.ReaderSession(inputs, {}, () => true);
+  let writer = null;
+  try {
+    if (role === 'write') writer = new wasm_bindgen.WriterSession([name], {}, reader.header(), () => {});
+    for (let batch; (batch = reader.next_batch(BATCH_RECORDS)); ) writer?.feed(batch);
+    const summary = reader.finish();
+    writer?.finish(summary).finish(0, 0);
+  } finally {
+    writer?.free();
+    reader.free();
+  }
+}
+
 const handlers = {
   init(msg) {
-    ready = wasm_bindgen({ module_or_path: msg.wasm || './pkg/prvsight_bg.wasm' }).then((exports) => {
+    const started = wasm_bindgen({ module_or_path: msg.wasm || './pkg/prvsight_bg.wasm' }).then((exports) => {
       memory = exports.memory;
       return wasm_bindgen.version();
     });
-    return ready;
+    // Requests wait for the warm-up; the page learns the version as soon as the core runs.
+    ready = !msg.warmUp
+      ? started
+      : started.then((version) => {
+          const { bytes, role } = msg.warmUp;
+          const t0 = performance.now();
+          try {
+            warmUp(bytes, role);
+            console.debug(`prvsight: warmed up to ${role} in ${Math.round(performance.now() - t0)} ms (${self.name || 'worker'})`);
+          } catch (e) {
+            console.warn(`prvsight: warm-up to ${role} failed, conversions run slower (${asError(e).message.split('\n')[0]})`);
+          }
+          return version;
+        });
+    return started;
+  },
+  /** Answers once the core is ready and warmed up (or the warm-up was skipped). */
+  async warm() {
+    await ready;
+    return true;
   },
   async inspect(msg) {
     await ready;

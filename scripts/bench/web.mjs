@@ -3,7 +3,10 @@
 // compared with the native CLI doing the same job (`prvsight bundle`: .prv.gz, .pcf, .row, cfgs
 // and metrics.json in a zip, as the page does), with and without its second reading thread.
 //
-//   node scripts/bench/web.mjs [--page-only] INPUT.sqlite [INPUT.sqlite ...]
+//   node scripts/bench/web.mjs [--page-only] [--cold] INPUT.sqlite [INPUT.sqlite ...]
+//
+// --cold: the page without its workers' warm-up (`?warmup=0`), the conversion then running on
+// V8's baseline code until its hot functions are optimized.
 //
 // Uses the e2e helpers (headless Debian Chromium through playwright-core in e2e/node_modules).
 import { execFileSync } from 'node:child_process';
@@ -14,7 +17,8 @@ import { CLI, DIST, launch, requireBuilt, serve, tmp } from '../../e2e/helpers.m
 requireBuilt();
 // --page-only: skip the native timings (e.g. to measure the worker's memory alone).
 const pageOnly = process.argv.includes('--page-only');
-const inputs = process.argv.slice(2).filter((a) => a !== '--page-only');
+const coldStart = process.argv.includes('--cold');
+const inputs = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 // Native first, before the browser starts, so that the two never share the CPU: as it runs by
 // default (reading on a second thread), and on one thread as the worker does (--read-ahead off).
 const bundle = (input, extra) => {
@@ -40,9 +44,12 @@ try {
       const hit = /prvsight: wasm memory (\d+) bytes \((.*)\)/.exec(m.text());
       if (hit) workerMemory.set(hit[2], Number(hit[1]));
     });
-    await page.goto(`${server.origin}/`);
+    await page.goto(`${server.origin}/${coldStart ? '?warmup=0' : ''}`);
     await page.setInputFiles('#file', input);
     await page.waitForSelector('#inspect:not([hidden])', { timeout: 600000 });
+    // The workers convert the bundled sample once when they start (worker.js `warmUp`), while a
+    // user picks a file; the click comes after, as a user's would (`?warmup=0`: without it).
+    if (!coldStart) await page.waitForSelector('html[data-warm]', { timeout: 600000 });
     await page.click('#convert');
     await page.waitForSelector('#results[data-seconds], #error:not([hidden])', { timeout: 3600000 });
     // The page's own time from the click to the results and charts shown (app.js): what this
