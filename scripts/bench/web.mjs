@@ -30,12 +30,13 @@ const bundle = (input, extra) => {
 const native = inputs.map((input) => (pageOnly ? NaN : bundle(input, [])));
 const nativeOne = inputs.map((input) => (pageOnly ? NaN : bundle(input, ['--read-ahead', 'off'])));
 const server = await serve(DIST);
-const browser = await launch();
 try {
   console.log('| input | native bundle s | native bundle, one thread s | page (wasm, workers) s | wasm / native | wasm / native one thread | wasm memory MiB |');
   console.log('|---|---|---|---|---|---|---|');
   for (const [i, input] of inputs.entries()) {
     const mb = statSync(input).size / 1048576;
+    // A browser of its own per input: no compiled code or cache left from an earlier page.
+    const browser = await launch();
     const page = await browser.newPage();
     // Each worker reports its wasm memory size (it only grows: the peak) on the console; the
     // page's is their sum.
@@ -58,6 +59,7 @@ try {
     const wasm = failed ? NaN : Number(await page.getAttribute('#results', 'data-seconds'));
     const note = failed ? ` (page error: ${(await page.textContent('#error')).trim().slice(0, 200)})` : '';
     await page.close();
+    await browser.close();
     const fixed = (x) => (Number.isNaN(x) ? '-' : x.toFixed(2));
     const cells = [
       `${mb.toFixed(0)} MiB`,
@@ -71,6 +73,5 @@ try {
     console.log(`| ${cells.join(' | ')} |`);
   }
 } finally {
-  await browser.close();
   server.close();
 }

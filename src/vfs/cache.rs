@@ -1,9 +1,11 @@
 //! An LRU cache of fixed-size blocks in front of a [`ReadAt`] source.
 //!
 //! Why: SQLite reads one page (4 KiB) at a time, and in the browser each source read is a
-//! `Blob.slice` + `FileReaderSync` call costing about 0.8 ms whatever its size. Reading 1 MiB
-//! blocks and serving pages from them turned a 37 s full scan into 0.7 s (wasm-toolchain.md §2).
-//! The cache holds at most `capacity` blocks, so memory stays bounded on multi-GB files.
+//! `Blob.slice` + `FileReaderSync` call costing milliseconds whatever its size. Reading 1 MiB
+//! blocks and serving pages from them turned a 37 s full scan into 0.7 s (wasm-toolchain.md §2);
+//! blocks of 8 MiB where the cache has room for enough of them cut the calls 8× more (see
+//! [`CacheConfig::for_files`]). The cache holds at most `blocks` blocks, so memory stays bounded
+//! on multi-GB files.
 
 use std::io;
 
@@ -30,34 +32,52 @@ impl Default for CacheConfig {
 /// Memory the caches of files opened together may use to hold each file whole.
 pub const WHOLE_FILE_BUDGET: u64 = 160 << 20;
 /// Memory the caches of files opened together use when they are too large to hold.
-const PARTIAL_BUDGET_BLOCKS: usize = 144;
+const PARTIAL_BUDGET: u64 = 144 << 20;
+/// Blocks: large where there is room for enough of them. In Chromium each read of the user's
+/// file (`Blob.slice` + `FileReaderSync`, a round trip to the browser's process) costs ~3–6 ms
+/// whatever its size up to several MiB, against ~0.7 ms per MiB copied: a 10 MB export read in
+/// 1 MiB blocks took 63–92 ms, in one read 23 ms; a 100 MB one 250–374 ms against 106–115 ms in
+/// 16 MiB reads (docs/PERFORMANCE.md).
+const LARGE_BLOCK: usize = 8 << 20;
+const SMALL_BLOCK: usize = 1 << 20;
+/// Large blocks need this many of them in a partial cache: the scans made side by side and the
+/// reading's cursors are spread over a few dozen MiB, and fewer, larger blocks load the same
+/// bytes again (1 GB export, 8 MiB blocks: 4.1 GB loaded with 18 blocks, 8.3 GB with 6).
+const MIN_LARGE_BLOCKS: u64 = 12;
 
 impl CacheConfig {
     /// Caches for files of these sizes opened together. A conversion scans each table several
     /// times, and nsys writes its tables' pages interleaved, so every scan touches every block of
     /// the file: a cache smaller than the file loads it again on each scan (1 727 loads of 1 MiB
     /// for a 100 MB export with 32 blocks). So a file whose share of [`WHOLE_FILE_BUDGET`] holds
-    /// it whole gets a block for each of its MiB (each loaded once, allocated only as read).
-    /// Larger files get 8 to 48 blocks (144 MiB split between them): the scans made side by side
-    /// (nsys/interleave.rs) and the reading's cursors stay within a few dozen MiB of each other,
-    /// and more saves nothing (1 GB export: 7 462 loads with 32 blocks, 6 094 with 48, 6 052
-    /// with 64, 5 997 with 96).
+    /// it whole gets room for all of it, in large blocks (each loaded once, allocated only as
+    /// read). A larger file gets its share of [`PARTIAL_BUDGET`]: large blocks where at least
+    /// [`MIN_LARGE_BLOCKS`] fit in it (one file: 18 of 8 MiB; 1 GB export: 517 loads, 4.1 GB),
+    /// else 8 to 48 blocks of 1 MiB (more saves nothing there: 1 GB export, 7 462 loads with
+    /// 32 blocks, 6 094 with 48, 6 052 with 64).
     pub fn for_files(sizes: &[u64]) -> Vec<CacheConfig> {
-        let block_bytes = 1usize << 20;
-        let n = sizes.len().max(1);
-        let share = WHOLE_FILE_BUDGET / n as u64;
+        let n = sizes.len().max(1) as u64;
+        let share = WHOLE_FILE_BUDGET / n;
+        let partial_share = PARTIAL_BUDGET / n;
+        let large = LARGE_BLOCK as u64;
         sizes
             .iter()
             .map(|&size| {
-                let whole = size.div_ceil(block_bytes as u64).max(1);
-                let blocks = if size <= share {
-                    whole as usize
+                if size <= share {
+                    CacheConfig {
+                        block_bytes: LARGE_BLOCK,
+                        blocks: size.div_ceil(large).max(1) as usize,
+                    }
+                } else if partial_share / large >= MIN_LARGE_BLOCKS {
+                    CacheConfig {
+                        block_bytes: LARGE_BLOCK,
+                        blocks: (partial_share / large) as usize,
+                    }
                 } else {
-                    (PARTIAL_BUDGET_BLOCKS / n).clamp(8, 48)
-                };
-                CacheConfig {
-                    block_bytes,
-                    blocks,
+                    CacheConfig {
+                        block_bytes: SMALL_BLOCK,
+                        blocks: (partial_share / SMALL_BLOCK as u64).clamp(8, 48) as usize,
+                    }
                 }
             })
             .collect()
@@ -237,22 +257,23 @@ mod tests {
         let one = |sizes: &[u64]| {
             CacheConfig::for_files(sizes)
                 .iter()
-                .map(|c| c.blocks)
+                .map(|c| (c.block_bytes as u64 / MIB, c.blocks))
                 .collect::<Vec<_>>()
         };
-        // 100 MiB + 1 byte needs 101 blocks; an empty file still gets one.
-        assert_eq!(one(&[100 * MIB + 1]), [101]);
-        assert_eq!(one(&[0]), [1]);
-        assert_eq!(one(&[WHOLE_FILE_BUDGET]), [160]);
-        // Over the budget: the bounded cache of 48 blocks.
-        assert_eq!(one(&[WHOLE_FILE_BUDGET + 1]), [48]);
-        // Four files share the budget (40 MiB each): the small ones whole, the large one 36 blocks.
-        assert_eq!(one(&[10 * MIB, 40 * MIB, 41 * MIB, MIB]), [10, 40, 36, 1]);
+        // Held whole in 8 MiB blocks: 100 MiB + 1 byte needs 13; an empty file still gets one.
+        assert_eq!(one(&[100 * MIB + 1]), [(8, 13)]);
+        assert_eq!(one(&[0]), [(8, 1)]);
+        assert_eq!(one(&[WHOLE_FILE_BUDGET]), [(8, 20)]);
+        // Over the budget: 144 MiB in 8 MiB blocks.
+        assert_eq!(one(&[WHOLE_FILE_BUDGET + 1]), [(8, 18)]);
+        // Four files share the budget (40 MiB each to hold whole, 36 MiB of blocks else): the
+        // small ones whole, the large one in 36 blocks of 1 MiB (three of 8 MiB would thrash).
+        assert_eq!(
+            one(&[10 * MIB, 40 * MIB, 41 * MIB, MIB]),
+            [(8, 2), (8, 5), (1, 36), (8, 1)]
+        );
         // Many ranks: at least 8 blocks each.
-        assert_eq!(one(&[1 << 30; 64])[0], 8);
-        assert!(CacheConfig::for_files(&[5])
-            .iter()
-            .all(|c| c.block_bytes == 1 << 20));
+        assert_eq!(one(&[1 << 30; 64])[0], (1, 8));
     }
 
     #[test]
