@@ -3,7 +3,10 @@
 // compared with the native CLI doing the same job (`prvsight bundle`: .prv.gz, .pcf, .row, cfgs
 // and metrics.json in a zip, as the page does), with and without its second reading thread.
 //
-//   node scripts/bench/web.mjs [--page-only] [--cold] INPUT.sqlite [INPUT.sqlite ...]
+//   node scripts/bench/web.mjs [--page-only] [--cold] [--runs N] INPUT.sqlite [INPUT.sqlite ...]
+//
+// --runs N: each timing is the fastest of N runs (default 3; this project's VMs drift by ±10 %
+// from one run to the next), native and page alike.
 //
 // --cold: the page without its workers' warm-up (`?warmup=0`), the conversion then running on
 // V8's baseline code until its hot functions are optimized.
@@ -16,9 +19,14 @@ import { CLI, DIST, launch, requireBuilt, serve, tmp } from '../../e2e/helpers.m
 
 requireBuilt();
 // --page-only: skip the native timings (e.g. to measure the worker's memory alone).
-const pageOnly = process.argv.includes('--page-only');
-const coldStart = process.argv.includes('--cold');
-const inputs = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const args = process.argv.slice(2);
+const pageOnly = args.includes('--page-only');
+const coldStart = args.includes('--cold');
+const runsAt = args.indexOf('--runs');
+const runs = runsAt >= 0 ? Number(args[runsAt + 1]) : 3;
+if (!(runs >= 1)) throw new Error('--runs takes a number of runs, 1 or more');
+const inputs = args.filter((a, i) => !a.startsWith('--') && !(runsAt >= 0 && i === runsAt + 1));
+const fastest = (times) => Math.min(...times);
 // Native first, before the browser starts, so that the two never share the CPU: as it runs by
 // default (reading on a second thread), and on one thread as the worker does (--read-ahead off).
 const bundle = (input, extra) => {
@@ -27,16 +35,17 @@ const bundle = (input, extra) => {
   execFileSync(CLI, ['bundle', '-q', ...extra, input, '-o', out], { stdio: 'ignore' });
   return (performance.now() - t0) / 1000;
 };
-const native = inputs.map((input) => (pageOnly ? NaN : bundle(input, [])));
-const nativeOne = inputs.map((input) => (pageOnly ? NaN : bundle(input, ['--read-ahead', 'off'])));
+const nativeRuns = (input, extra) => fastest(Array.from({ length: runs }, () => bundle(input, extra)));
+const native = inputs.map((input) => (pageOnly ? NaN : nativeRuns(input, [])));
+const nativeOne = inputs.map((input) => (pageOnly ? NaN : nativeRuns(input, ['--read-ahead', 'off'])));
 const server = await serve(DIST);
-try {
-  console.log('| input | native bundle s | native bundle, one thread s | page (wasm, workers) s | wasm / native | wasm / native one thread | wasm memory MiB |');
-  console.log('|---|---|---|---|---|---|---|');
-  for (const [i, input] of inputs.entries()) {
-    const mb = statSync(input).size / 1048576;
-    // A browser of its own per input: no compiled code or cache left from an earlier page.
-    const browser = await launch();
+
+/** One conversion of `input` by the page: its seconds (the page's own timing), the workers'
+ * wasm memory (bytes, their sum; null if none reported), or a note on the page's error. */
+async function pageRun(input) {
+  // A browser of its own per run: no compiled code or cache left from an earlier page.
+  const browser = await launch();
+  try {
     const page = await browser.newPage();
     // Each worker reports its wasm memory size (it only grows: the peak) on the console; the
     // page's is their sum.
@@ -55,11 +64,29 @@ try {
     await page.waitForSelector('#results[data-seconds], #error:not([hidden])', { timeout: 3600000 });
     // The page's own time from the click to the results and charts shown (app.js): what this
     // script would time itself adds Playwright's latency (~0.3 s, most of a 10 MB conversion).
-    const failed = await page.isVisible('#error');
-    const wasm = failed ? NaN : Number(await page.getAttribute('#results', 'data-seconds'));
-    const note = failed ? ` (page error: ${(await page.textContent('#error')).trim().slice(0, 200)})` : '';
-    await page.close();
+    if (await page.isVisible('#error')) {
+      return { seconds: NaN, memory: null, note: ` (page error: ${(await page.textContent('#error')).trim().slice(0, 200)})` };
+    }
+    const seconds = Number(await page.getAttribute('#results', 'data-seconds'));
+    const memory = workerMemory.size ? [...workerMemory.values()].reduce((a, b) => a + b, 0) : null;
+    return { seconds, memory, note: '' };
+  } finally {
     await browser.close();
+  }
+}
+
+try {
+  console.log('| input | native bundle s | native bundle, one thread s | page (wasm, workers) s | wasm / native | wasm / native one thread | wasm memory MiB |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const [i, input] of inputs.entries()) {
+    const mb = statSync(input).size / 1048576;
+    const tries = [];
+    for (let r = 0; r < runs; r++) tries.push(await pageRun(input));
+    const failed = tries.find((t) => t.note);
+    const wasm = failed ? NaN : fastest(tries.map((t) => t.seconds));
+    const note = failed ? failed.note : '';
+    // Memory of the fastest run (the runs differ by little).
+    const { memory } = tries.find((t) => t.seconds === wasm) || tries[0];
     const fixed = (x) => (Number.isNaN(x) ? '-' : x.toFixed(2));
     const cells = [
       `${mb.toFixed(0)} MiB`,
@@ -68,7 +95,7 @@ try {
       `${wasm.toFixed(2)}${note}`,
       fixed(wasm / native[i]),
       fixed(wasm / nativeOne[i]),
-      workerMemory.size ? ([...workerMemory.values()].reduce((a, b) => a + b, 0) / 1048576).toFixed(0) : '?',
+      memory === null ? '?' : (memory / 1048576).toFixed(0),
     ];
     console.log(`| ${cells.join(' | ')} |`);
   }
