@@ -345,3 +345,35 @@ fn leaf_pages_are_counted_from_the_interior_pages() {
         }
     }
 }
+
+/// A damaged tree whose interior pages point back up (a loop) or at pages of another kind:
+/// the count stops, bounded, instead of looping or failing (the pass itself reports the damage).
+#[test]
+fn leaf_pages_of_a_damaged_tree_stop() {
+    let mut conn = filled(512, 3000);
+    let root = Table::read(&conn, "t").unwrap().unwrap().root;
+    let mut image = conn.serialize(rusqlite::MAIN_DB).unwrap().to_vec();
+    let page = |n: u32| (n as usize - 1) * 512;
+    assert_eq!(image[page(root)], 0x05, "an interior root");
+    let open = |image: &[u8]| {
+        let mut c = Connection::open_in_memory().unwrap();
+        c.deserialize_read_exact(rusqlite::MAIN_DB, image, image.len(), true)
+            .unwrap();
+        c
+    };
+    // The root's right-most child is the root itself: every level holds the root again.
+    image[page(root) + 8..page(root) + 12].copy_from_slice(&root.to_be_bytes());
+    let looped = open(&image);
+    let pager = Pager::new(&looped).unwrap().unwrap();
+    let n = leaf_pages(&pager, root, 4096);
+    assert!(n <= u64::from(pager.page_count()) + 512, "bounded: {n}");
+    // The root's first child is page 1 (the schema's page, a leaf of another kind of tree
+    // behind the file header): counted as a level of leaves or stopped, never a panic.
+    let mut image = conn.serialize(rusqlite::MAIN_DB).unwrap().to_vec();
+    let first_cell = u16::from_be_bytes([image[page(root) + 12], image[page(root) + 13]]);
+    let at = page(root) + usize::from(first_cell);
+    image[at..at + 4].copy_from_slice(&1u32.to_be_bytes());
+    let odd = open(&image);
+    let pager = Pager::new(&odd).unwrap().unwrap();
+    let _ = leaf_pages(&pager, root, 4096);
+}
