@@ -122,26 +122,12 @@ impl<'a> ScanSet<'a> {
         }
         #[cfg(not(target_family = "wasm"))]
         if let (Some(file), Some(pager)) = (self.second_thread, &self.pager) {
-            if tables.len() > 1 {
-                if let Some(conn) = second_connection(file) {
-                    let there = share_out(pager, &mut tables);
-                    return std::thread::scope(|scope| {
-                        let worker = scope.spawn(move || {
-                            // Checked by `second_connection`: the same file gives a pager again.
-                            let pager = Pager::new(&conn).ok().flatten().map(Rc::new);
-                            side_by_side(pager, there, &mut [], n)
-                        });
-                        let here = side_by_side(self.pager.clone(), tables, &mut queries, n);
-                        let there = match worker.join() {
-                            Ok(there) => there,
-                            Err(panic) => std::panic::resume_unwind(panic),
-                        };
-                        here.into_iter()
-                            .zip(there)
-                            .map(|(a, b)| a.or(b).unwrap_or(Ok(())))
-                            .collect()
-                    });
-                }
+            if let Some(conn) = (tables.len() > 1)
+                .then(|| second_connection(file))
+                .flatten()
+            {
+                let there = share_out(pager, &mut tables);
+                return on_two_threads(conn, pager.clone(), tables, there, &mut queries, n);
             }
         }
         side_by_side(self.pager, tables, &mut queries, n)
@@ -149,6 +135,36 @@ impl<'a> ScanSet<'a> {
             .map(|o| o.unwrap_or(Ok(())))
             .collect()
     }
+}
+
+/// The passes `there` made on a second thread over `conn`, the passes `here` and the SQL scans
+/// on this one; how each of the `n` scans ended, by index.
+#[cfg(not(target_family = "wasm"))]
+fn on_two_threads<'a>(
+    conn: Connection,
+    pager: Rc<Pager<'a>>,
+    here: Vec<(u32, Pass<'a>)>,
+    there: Vec<(u32, Pass<'a>)>,
+    queries: &mut [(usize, rusqlite::Result<Statement<'a>>, TakeRow<'a>)],
+    n: usize,
+) -> Vec<rusqlite::Result<()>> {
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(move || {
+            // Checked by `second_connection`: the same file gives a pager again.
+            let pager = Pager::new(&conn).ok().flatten().map(Rc::new);
+            side_by_side(pager, there, &mut [], n)
+        });
+        let here = side_by_side(Some(pager), here, queries, n);
+        let there = match worker.join() {
+            Ok(there) => there,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        // Each scan ended on one side only.
+        here.into_iter()
+            .zip(there)
+            .map(|(a, b)| a.or(b).unwrap_or(Ok(())))
+            .collect()
+    })
 }
 
 /// The table passes and SQL scans made side by side on one thread; how each of the `n` scans of
