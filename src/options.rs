@@ -355,6 +355,14 @@ impl Default for Options {
 }
 
 impl Options {
+    /// Whether a conversion may put work on threads beside the calling one (the read-ahead
+    /// thread, the trace's gzip, discovery's second pass): not turned off (`--read-ahead off`)
+    /// and a second core there. The build must have threads too; callers on wasm use none.
+    pub fn second_thread_allowed(&self) -> bool {
+        self.read_ahead != ReadAhead::Off
+            && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+    }
+
     pub fn wants(&self, f: Family) -> bool {
         self.families.as_ref().is_none_or(|s| s.contains(&f))
     }

@@ -12,7 +12,7 @@ use super::partitioned::{Spec, Survey, SurveyScans};
 use super::select::{Cond, Select, Val};
 use super::Export;
 use crate::error::{Error, Result};
-use crate::options::{Family, Options, ReadAhead, ReadPages};
+use crate::options::{Family, Options, ReadPages};
 
 mod scans;
 
@@ -123,13 +123,6 @@ pub fn discover(
     Ok(discover_with(ex, opts, families, specs, false)?.expect("only the direct reader gives up"))
 }
 
-/// Whether discovery's table passes may use a second thread: where the machine has a second
-/// core and the pass's read-ahead thread is not turned off (see [`ReadAhead`]).
-fn two_threads(opts: &Options) -> bool {
-    opts.read_ahead == ReadAhead::Auto
-        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
-}
-
 /// Discovery, the big tables read directly where `direct` (nsys/direct.rs); `None` when the
 /// direct reader met damage.
 fn discover_with(
@@ -200,7 +193,7 @@ fn discover_with(
     let mut nvtx_name_rows: Vec<(i64, String)> = Vec::new();
     let mut surveys: Vec<SurveyScans> = specs.iter().map(SurveyScans::new).collect();
     let outcomes = {
-        let mut batch = Batch::new(ex, direct, two_threads(opts));
+        let mut batch = Batch::new(ex, direct, opts.second_thread_allowed());
         // GPU streams and time span of GPU work.
         for (f, into) in gpu_families.iter().zip(gpu_groups.iter_mut()) {
             let t = f.table();

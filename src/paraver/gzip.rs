@@ -33,9 +33,7 @@ impl<W: Write> GzipWriter<W> {
         #[cfg(target_family = "wasm")]
         let _ = opts;
         #[cfg(not(target_family = "wasm"))]
-        if opts.read_ahead != crate::options::ReadAhead::Off
-            && std::thread::available_parallelism().map_or(1, |n| n.get()) > 1
-        {
+        if opts.second_thread_allowed() {
             return GzipWriter {
                 inner: Inner::Threaded(threaded::Threaded::new(out, level)),
             };

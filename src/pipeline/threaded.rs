@@ -10,7 +10,7 @@ use super::{Delivery, Plan};
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
 use crate::nsys::Export;
-use crate::options::{Options, ReadAhead};
+use crate::options::Options;
 
 /// An input the reading thread opens again: its file and the label messages use.
 pub(super) struct Reopen {
@@ -33,10 +33,7 @@ enum Message {
 /// The inputs, when the pass can read on a second thread: more than one core, every input opened
 /// from a file (a second connection to it is then cheap), and not turned off.
 pub(super) fn reopenable(exports: &[Export], opts: &Options) -> Option<Vec<Reopen>> {
-    if opts.read_ahead == ReadAhead::Off {
-        return None;
-    }
-    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+    if !opts.second_thread_allowed() {
         return None;
     }
     exports
