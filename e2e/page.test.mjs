@@ -155,6 +155,41 @@ describe('served page', () => {
     assert.deepEqual(errors, []);
   });
 
+  test('a conversion starts from the inspection of its files, and gives the CLI\'s bytes whatever the options', async () => {
+    // The reader worker keeps the inspected files open, with the plan made for them (src/wasm/kept.rs):
+    // the conversion that follows takes both where its options plan alike, the files alone where
+    // they do not; a second conversion of the same files reads them anew. The reader says which.
+    const { page, errors } = await openPage(context, `${server.origin}/`);
+    const taken = [];
+    page.on('console', (m) => {
+      const hit = /prvsight: reading; taken from the inspection: (.*) \(/.exec(m.text());
+      if (hit) taken.push(hit[1]);
+    });
+    const sample = ['testcuda_report1.sqlite'];
+    const dir = tmp('dl-kept');
+    const nat = native(join(SAMPLE, '..'), sample, 'testcuda_report1');
+    await page.click('#sample');
+    await page.waitForSelector('#inspect:not([hidden])');
+    await convert(page);
+    checkBundle(await download(page, '#bundle', dir), nat, 'testcuda_report1');
+    await convert(page);
+    checkBundle(await download(page, '#bundle', dir), nat, 'testcuda_report1');
+    // Inspected again, then fewer families: the same files, a plan of its own.
+    await page.click('#sample');
+    await page.waitForSelector('#inspect:not([hidden])');
+    const boxes = page.locator('#families input[type=checkbox]');
+    assert.ok((await boxes.count()) > 1);
+    await boxes.first().uncheck();
+    const chosen = await page.$$eval('#families input[type=checkbox]:checked', (b) => b.map((x) => x.value));
+    await convert(page);
+    assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
+    const fewer = tmp('native-fewer');
+    cli(['bundle', '-t', chosen.join(','), ...sample, '-o', join(fewer, 'testcuda_report1.zip')], join(SAMPLE, '..'));
+    assert.ok(sameBytes(await download(page, '#bundle', dir), join(fewer, 'testcuda_report1.zip')), 'the bundle with fewer families');
+    assert.deepEqual(taken, ['files and plan', 'nothing', 'files']);
+    assert.deepEqual(errors, []);
+  });
+
   test('a real 2-GPU export: charts per GPU, and a second run compares with it', async (t) => {
     const traces = tracesOrSkip(t);
     if (!traces) return;

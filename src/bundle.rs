@@ -22,7 +22,7 @@ use crate::nsys::Export;
 use crate::options::Options;
 use crate::paraver::gzip::GzipWriter;
 use crate::paraver::ParaverWriter;
-use crate::pipeline::{self, ProgressFn, Summary};
+use crate::pipeline::{self, Planned, ProgressFn, Summary};
 use zip::{Method, ZipSink, ZipWriter};
 
 mod embedded {
@@ -125,6 +125,18 @@ pub fn write_bundle<W: ZipSink>(
     out: W,
     progress: &mut ProgressFn,
 ) -> Result<(Bundled, W)> {
+    write_bundle_planned(exports, opts, None, bopts, out, progress)
+}
+
+/// [`write_bundle`], starting from a plan made before (see [`pipeline::run_planned`]).
+pub fn write_bundle_planned<W: ZipSink>(
+    exports: &[Export],
+    opts: &Options,
+    planned: Option<Planned>,
+    bopts: &BundleOptions,
+    out: W,
+    progress: &mut ProgressFn,
+) -> Result<(Bundled, W)> {
     let names = bopts.names();
     let mut zip = ZipWriter::new(out);
     zip.start(&format!("{}/{}", names.folder, names.prv), Method::Stored)
@@ -132,12 +144,12 @@ pub fn write_bundle<W: ZipSink>(
     let converted = if let Some(level) = bopts.gzip {
         // Same writer as `prvsight convert -o x.prv.gz`: identical bytes at the same level.
         let mut gz = GzipWriter::new(&mut zip, level, opts);
-        let converted = convert(exports, opts, bopts, &mut gz, progress)?;
+        let converted = convert(exports, opts, planned, bopts, &mut gz, progress)?;
         gz.finish().map_err(io)?;
         converted
     } else {
         // The writer hands its lines over 64 KiB at a time (and flushes at the end) already.
-        convert(exports, opts, bopts, &mut zip, progress)?
+        convert(exports, opts, planned, bopts, &mut zip, progress)?
     };
     zip.finish_entry().map_err(io)?;
     write_rest(zip, converted, opts, names)
@@ -180,12 +192,13 @@ fn io(e: std::io::Error) -> Error {
 fn convert(
     exports: &[Export],
     opts: &Options,
+    planned: Option<Planned>,
     bopts: &BundleOptions,
     trace: &mut dyn std::io::Write,
     progress: &mut ProgressFn,
 ) -> Result<Converted> {
     let mut sinks = BundleSinks::new(Box::new(trace), bopts)?;
-    let summary = pipeline::run(exports, opts, &mut sinks.sinks(), progress)?;
+    let summary = pipeline::run_planned(exports, opts, planned, &mut sinks.sinks(), progress)?;
     Ok(sinks.converted(summary))
 }
 

@@ -363,6 +363,27 @@ impl Options {
             && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
     }
 
+    /// Whether a conversion with `other` would make the same plan (`pipeline::Planned`): the
+    /// options that discovery and the readers' set-up read are equal. The cut of the output
+    /// (`chop`, `min_duration`) is applied after the plan, so it may differ.
+    pub fn plans_alike(&self, other: &Options) -> bool {
+        // Destructured, so that a new option must be sorted into one kind or the other here.
+        let Options {
+            families,
+            align,
+            chop: _,
+            min_duration: _,
+            read_order,
+            read_ahead,
+            read_pages,
+        } = self;
+        *families == other.families
+            && *align == other.align
+            && *read_order == other.read_order
+            && *read_ahead == other.read_ahead
+            && *read_pages == other.read_pages
+    }
+
     pub fn wants(&self, f: Family) -> bool {
         self.families.as_ref().is_none_or(|s| s.contains(&f))
     }

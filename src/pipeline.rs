@@ -94,6 +94,40 @@ pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
     plan_with(exports, opts, false)
 }
 
+/// A conversion's plan made before the conversion was asked for, for one conversion of the same
+/// exports: the page plans when the user picks files (their inspection shows what discovery
+/// found), and a conversion that follows with options that plan alike
+/// ([`Options::plans_alike`]) starts from this plan instead of discovering again. One use: the
+/// conversion takes the surveys discovery made for its readers.
+pub struct Planned {
+    plan: Plan,
+    opts: Options,
+}
+
+impl Planned {
+    /// Plans a conversion of `exports` with `opts` (surveys included), as [`run`] would.
+    pub fn new(exports: &[Export], opts: &Options) -> Result<Planned> {
+        Ok(Planned {
+            plan: plan_with(exports, opts, true)?,
+            opts: opts.clone(),
+        })
+    }
+
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// Whether a conversion with `opts` would make this plan (and so starts from it).
+    pub fn fits(&self, opts: &Options) -> bool {
+        self.opts.plans_alike(opts)
+    }
+
+    /// The plan, if a conversion with `opts` would make this one.
+    fn for_options(self, opts: &Options) -> Option<Plan> {
+        self.fits(opts).then_some(self.plan)
+    }
+}
+
 /// [`plan`], for a conversion: discovery also makes the sort-free readers' surveys in its passes
 /// over the tables.
 fn plan_with(exports: &[Export], opts: &Options, surveys: bool) -> Result<Plan> {
@@ -501,10 +535,17 @@ pub fn resolve_chop(exports: &[Export], plan: &Plan, chop: &Chop) -> Result<(Ns,
     }
 }
 
-/// The conversion's plan, and the part of the trace its output keeps (`--window`,
-/// `--nvtx-range`, `--min-duration`).
-fn plan_and_cut(exports: &[Export], opts: &Options) -> Result<(Plan, OutputCut)> {
-    let plan = plan_with(exports, opts, true)?;
+/// The conversion's plan (`planned`'s where it fits `opts`, else a new one), and the part of the
+/// trace its output keeps (`--window`, `--nvtx-range`, `--min-duration`).
+fn plan_and_cut(
+    exports: &[Export],
+    opts: &Options,
+    planned: Option<Planned>,
+) -> Result<(Plan, OutputCut)> {
+    let plan = match planned.and_then(|p| p.for_options(opts)) {
+        Some(plan) => plan,
+        None => plan_with(exports, opts, true)?,
+    };
     let window = match &opts.chop {
         Some(c) => Some(resolve_chop(exports, &plan, c)?),
         None => None,
@@ -523,7 +564,19 @@ pub fn run(
     sinks: &mut [&mut dyn Sink],
     progress: &mut ProgressFn,
 ) -> Result<Summary> {
-    let (plan, cut) = plan_and_cut(exports, opts)?;
+    run_planned(exports, opts, None, sinks, progress)
+}
+
+/// [`run`], starting from `planned` where it was made for these exports with options that plan
+/// alike (else it is dropped and the plan made again). The output is [`run`]'s, byte for byte.
+pub fn run_planned(
+    exports: &[Export],
+    opts: &Options,
+    planned: Option<Planned>,
+    sinks: &mut [&mut dyn Sink],
+    progress: &mut ProgressFn,
+) -> Result<Summary> {
+    let (plan, cut) = plan_and_cut(exports, opts, planned)?;
     for s in sinks.iter_mut() {
         s.set_output_cut(&cut);
     }
@@ -567,7 +620,17 @@ impl<'c> SplitReader<'c> {
         opts: &Options,
         progress: &mut ProgressFn,
     ) -> Result<(SplitReader<'c>, Header)> {
-        let (plan, cut) = plan_and_cut(exports, opts)?;
+        Self::open_planned(exports, opts, None, progress)
+    }
+
+    /// [`open`](Self::open), starting from `planned` as [`run_planned`] does.
+    pub fn open_planned(
+        exports: &'c [Export],
+        opts: &Options,
+        planned: Option<Planned>,
+        progress: &mut ProgressFn,
+    ) -> Result<(SplitReader<'c>, Header)> {
+        let (plan, cut) = plan_and_cut(exports, opts, planned)?;
         let estimate = plan.discoveries.iter().map(|d| d.record_estimate).sum();
         let mut ask = || report(progress, "sorting", 0, estimate);
         let mut names = Names::new();

@@ -91,6 +91,16 @@ fn convert_with(
     options: JsValue,
     cancel_at: Option<f64>,
 ) -> Result<Converted, JsValue> {
+    convert_after(list, options, cancel_at, None)
+}
+
+/// [`convert_with`], saying whether the inputs are those of the last kept inspection.
+fn convert_after(
+    list: &Array,
+    options: JsValue,
+    cancel_at: Option<f64>,
+    inspected: Option<bool>,
+) -> Result<Converted, JsValue> {
     let zip = Rc::new(RefCell::new(Vec::new()));
     let trace = Rc::new(RefCell::new(Vec::new()));
     let phases = Rc::new(RefCell::new(Vec::new()));
@@ -116,6 +126,7 @@ fn convert_with(
         options,
         on_chunk.as_ref().unchecked_ref::<Function>(),
         on_progress.as_ref().unchecked_ref::<Function>(),
+        inspected,
     )?;
     let zip = zip.borrow().clone();
     let trace = trace.borrow().clone();
@@ -156,7 +167,7 @@ fn err_kind_and_message(e: JsValue) -> (String, String, String) {
 
 #[wasm_bindgen_test]
 fn inspect_tells_what_the_sample_holds() {
-    let r = prvsight::wasm::inspect(inputs(&[("testcuda_report1.sqlite", SAMPLE)])).unwrap();
+    let r = prvsight::wasm::inspect(inputs(&[("testcuda_report1.sqlite", SAMPLE)]), None).unwrap();
     assert_eq!(string(&r, "files.0.name"), "testcuda_report1.sqlite");
     assert_eq!(number(&r, "files.0.size"), 577_536.0);
     assert_eq!(string(&r, "files.0.nsys_version"), "2026.1.1.204");
@@ -359,7 +370,7 @@ fn the_metrics_window_follows_the_nvtx_range_option() {
         return;
     };
     let list = inputs(&[("mfu_2gpu_before.sqlite", &bytes)]);
-    let r = prvsight::wasm::inspect(list.clone()).unwrap();
+    let r = prvsight::wasm::inspect(list.clone(), None).unwrap();
     let names: Vec<String> = Array::from(&get(&r, "files.0.nvtx_names"))
         .iter()
         .map(|n| string(&n, "name"))
@@ -392,7 +403,7 @@ fn several_reports_show_their_ranks_and_merge() {
         .map(|(n, b)| (n.as_str(), b.as_slice()))
         .collect();
     let list = inputs(&refs);
-    let r = prvsight::wasm::inspect(list.clone()).unwrap();
+    let r = prvsight::wasm::inspect(list.clone(), None).unwrap();
     for i in 0..4 {
         let ranks: Vec<f64> = Array::from(&get(&r, &format!("files.{i}.ranks")))
             .iter()
@@ -516,7 +527,7 @@ fn bad_files_give_errors_with_hints() {
         ),
     ];
     for (name, bytes, kind, text) in cases {
-        let e = prvsight::wasm::inspect(inputs(&[(name, &bytes)]))
+        let e = prvsight::wasm::inspect(inputs(&[(name, &bytes)]), None)
             .err()
             .unwrap();
         let (k, msg, hint) = err_kind_and_message(e);
@@ -536,7 +547,7 @@ fn bad_files_give_errors_with_hints() {
     .unwrap();
     let db = conn.serialize(rusqlite::MAIN_DB).unwrap().to_vec();
     let (k, msg, _) = err_kind_and_message(
-        prvsight::wasm::inspect(inputs(&[("shop.db", &db)]))
+        prvsight::wasm::inspect(inputs(&[("shop.db", &db)]), None)
             .err()
             .unwrap(),
     );
@@ -549,7 +560,7 @@ fn bad_files_give_errors_with_hints() {
     // A truncated export: opening or converting fails, naming the file.
     let cut = &SAMPLE[..SAMPLE.len() / 2];
     let list = inputs(&[("half.sqlite", cut)]);
-    let e = match prvsight::wasm::inspect(list.clone()) {
+    let e = match prvsight::wasm::inspect(list.clone(), None) {
         Err(e) => e,
         Ok(_) => convert_with(&list, JsValue::UNDEFINED, None)
             .err()
@@ -563,11 +574,12 @@ fn bad_files_give_errors_with_hints() {
     assert!(msg.starts_with("half.sqlite: "), "{msg}");
 
     // Wrong shapes from the page are usage errors, not panics.
-    let (k, msg, _) = err_kind_and_message(prvsight::wasm::inspect(Array::new()).err().unwrap());
+    let (k, msg, _) =
+        err_kind_and_message(prvsight::wasm::inspect(Array::new(), None).err().unwrap());
     assert_eq!((k.as_str(), msg.as_str()), ("usage", "no input file given"));
     let bad: Array = [JsValue::from_str("x")].into_iter().collect();
     assert_eq!(
-        err_kind_and_message(prvsight::wasm::inspect(bad).err().unwrap()).0,
+        err_kind_and_message(prvsight::wasm::inspect(bad, None).err().unwrap()).0,
         "usage"
     );
 }
@@ -638,6 +650,7 @@ fn a_conversion_split_over_three_workers_gives_the_same_archive() {
         list,
         options("{}"),
         on_progress.as_ref().unchecked_ref::<Function>(),
+        None,
     )
     .unwrap();
     assert!(reader.estimate() > 0.0);
@@ -716,4 +729,106 @@ fn a_conversion_split_over_three_workers_gives_the_same_archive() {
         Some("usage"),
         "no gzip"
     );
+}
+
+/// The reading side of a split conversion, all of it: what it took from the inspection, the
+/// header, the batches, the summary.
+fn read_all(list: &Array, opts: &str, inspected: Option<bool>) -> Result<Vec<String>, JsValue> {
+    let on_progress = Closure::<dyn FnMut(JsValue) -> bool>::new(|_: JsValue| true);
+    let mut reader = prvsight::wasm::ReaderSession::new(
+        list.clone(),
+        options(opts),
+        on_progress.as_ref().unchecked_ref::<Function>(),
+        inspected,
+    )?;
+    let mut out = vec![reader.reused(), reader.header()];
+    while let Some(batch) = reader.next_batch(1000)? {
+        out.push(format!("{:?}", batch.to_vec()));
+    }
+    out.push(reader.finish()?);
+    Ok(out)
+}
+
+/// The page inspects the files as they are picked and keeps them open, with the conversion's
+/// plan, for the conversion that follows (src/wasm/kept.rs). That conversion gives the bytes a
+/// fresh one gives, whatever its options (the plan is used only where they plan alike), on one
+/// worker or on the reader of a split one; and it reads the kept exports instead of opening
+/// the inputs again, which shows here as other bytes under the same name and size converting
+/// as the inspected ones. Anything else (other names, `inspected` not said) opens the inputs.
+#[wasm_bindgen_test]
+fn a_conversion_after_a_kept_inspection_starts_from_it() {
+    let name = "testcuda_report1.sqlite";
+    let list = inputs(&[(name, SAMPLE)]);
+    let zeros = vec![0u8; SAMPLE.len()];
+    let same_size = inputs(&[(name, &zeros)]);
+    let not_sqlite = |r: Result<Converted, JsValue>| match r {
+        Err(e) => string(&e, "kind") == "not-sqlite",
+        Ok(_) => false,
+    };
+    for opts in [
+        "{}",
+        r#"{"families": ["kernel", "cuda-api"]}"#,
+        r#"{"keep_window": "0..200ms", "metrics": false}"#,
+    ] {
+        let fresh = convert_with(&list, options(opts), None).unwrap();
+        prvsight::wasm::inspect(list.clone(), Some(true)).unwrap();
+        let after = convert_after(&same_size, options(opts), None, Some(true)).unwrap();
+        assert_eq!(after.zip, fresh.zip, "{opts}: the archive");
+        assert_eq!(
+            js_sys::JSON::stringify(&get(&after.result, "summary")).unwrap(),
+            js_sys::JSON::stringify(&get(&fresh.result, "summary")).unwrap(),
+            "{opts}"
+        );
+        // Taken once: the next conversion opens its inputs.
+        assert!(not_sqlite(convert_after(
+            &same_size,
+            options(opts),
+            None,
+            Some(true)
+        )));
+
+        let mut fresh = read_all(&list, opts, None).unwrap();
+        assert_eq!(fresh.remove(0), "nothing");
+        prvsight::wasm::inspect(list.clone(), Some(true)).unwrap();
+        let mut after = read_all(&same_size, opts, Some(true)).unwrap();
+        let reused = if opts.contains("families") {
+            "files"
+        } else {
+            "files and plan"
+        };
+        assert_eq!(after.remove(0), reused, "{opts}");
+        assert_eq!(after, fresh, "{opts}: the reader's batches");
+    }
+    // Not said to be the inspected files, or not named as they were: opened anew (and the kept
+    // ones dropped).
+    prvsight::wasm::inspect(list.clone(), Some(true)).unwrap();
+    assert!(not_sqlite(convert_after(
+        &same_size,
+        options("{}"),
+        None,
+        None
+    )));
+    assert!(not_sqlite(convert_after(
+        &same_size,
+        options("{}"),
+        None,
+        Some(true)
+    )));
+    prvsight::wasm::inspect(list.clone(), Some(true)).unwrap();
+    let renamed = inputs(&[("other.sqlite", &zeros)]);
+    assert!(not_sqlite(convert_after(
+        &renamed,
+        options("{}"),
+        None,
+        Some(true)
+    )));
+    // An inspection without `keep` keeps nothing, and drops what an earlier one kept.
+    prvsight::wasm::inspect(list.clone(), Some(true)).unwrap();
+    prvsight::wasm::inspect(list.clone(), None).unwrap();
+    assert!(not_sqlite(convert_after(
+        &same_size,
+        options("{}"),
+        None,
+        Some(true)
+    )));
 }

@@ -73,7 +73,7 @@ fn the_page_api_reads_files_through_the_blob_vfs() {
     Reflect::set(&input, &"name".into(), &"testcuda_report1.sqlite".into()).unwrap();
     Reflect::set(&input, &"data".into(), &blob(SAMPLE)).unwrap();
     let list = Array::of1(&input);
-    let report = prvsight::wasm::inspect(list.clone()).unwrap();
+    let report = prvsight::wasm::inspect(list.clone(), None).unwrap();
     let version = Reflect::get(
         &Reflect::get_u32(&Reflect::get(&report, &"files".into()).unwrap(), 0).unwrap(),
         &"nsys_version".into(),
@@ -93,6 +93,7 @@ fn the_page_api_reads_files_through_the_blob_vfs() {
         JsValue::UNDEFINED,
         on_chunk.as_ref().unchecked_ref::<Function>(),
         on_progress.as_ref().unchecked_ref::<Function>(),
+        None,
     )
     .unwrap();
     let mut trace = Vec::new();
@@ -133,6 +134,7 @@ fn the_page_api_loads_each_block_of_a_small_file_once() {
         JsValue::UNDEFINED,
         on_chunk.as_ref().unchecked_ref::<Function>(),
         on_progress.as_ref().unchecked_ref::<Function>(),
+        None,
     )
     .unwrap();
     let st = vfs::closed_stats("whole.sqlite").unwrap();

@@ -147,6 +147,9 @@ export class Converter {
     /** @type {CoreWorker | null} gzips the writer's trace */
     this._gzip = null;
     this._version = null;
+    /** @type {Input[] | null} the inputs of the last inspection, which the main worker keeps
+     * open with its plan for the next conversion (worker.js `keep`) */
+    this._inspected = null;
   }
 
   /** Version of the wasm core (starts the worker if needed). */
@@ -158,7 +161,18 @@ export class Converter {
   /** What the exports hold. @param {Input[]} inputs */
   async inspect(inputs) {
     await this._ensure();
-    return this._main.call({ type: 'inspect', inputs });
+    this._inspected = null;
+    const report = await this._main.call({ type: 'inspect', inputs, keep: true });
+    this._inspected = [...inputs];
+    return report;
+  }
+
+  /** Whether `inputs` are the very files of the last inspection (the same Blobs, in order): the
+   * conversion then starts from what the inspection found. Once only: a conversion takes it. */
+  _takeInspected(inputs) {
+    const last = this._inspected;
+    this._inspected = null;
+    return !!last && last.length === inputs.length && last.every((x, i) => x.name === inputs[i].name && x.data === inputs[i].data);
   }
 
   /**
@@ -183,13 +197,14 @@ export class Converter {
         else segments.push({ tag: msg.tag, parts: [msg.bytes] });
       }
     };
+    const inspected = this._takeInspected(inputs);
     let value;
     if (options.gzip !== false && splitWorkers()) {
-      value = await this._convertSplit(inputs, options, collect);
+      value = await this._convertSplit(inputs, options, inspected, collect);
       const order = { zip: 0, trace: 1, tail: 2 };
       segments.sort((a, b) => order[a.tag] - order[b.tag]);
     } else {
-      value = await this._main.call({ type: 'convert', inputs, options }, collect);
+      value = await this._main.call({ type: 'convert', inputs, options, inspected }, collect);
     }
     const blobs = segments.map((s) => ({ tag: s.tag, blob: new Blob(s.parts) }));
     const zip = new Blob(blobs.map((s) => s.blob), { type: 'application/zip' });
@@ -219,7 +234,7 @@ export class Converter {
   }
 
   /** The reader (main), writer and gzip workers joined by two channels; the writer's result. */
-  async _convertSplit(inputs, options, collect) {
+  async _convertSplit(inputs, options, inspected, collect) {
     const [main, writer, gzip] = await Promise.all(
       [this._main, this._ensureWriter(), this._ensureGzip()].map(async (w) => {
         await w.ready;
@@ -229,7 +244,7 @@ export class Converter {
     const records = new MessageChannel();
     const plain = new MessageChannel();
     const labels = inputs.map((i) => i.name);
-    const read = main.call({ type: 'read', inputs, options, port: records.port1 }, collect, [records.port1]);
+    const read = main.call({ type: 'read', inputs, options, inspected, port: records.port1 }, collect, [records.port1]);
     const written = writer.call(
       { type: 'write', labels, options, port: records.port2, gzipPort: plain.port1 },
       collect,
@@ -252,6 +267,7 @@ export class Converter {
   /** Stops the running request: the workers are ended and fresh ones start with the next
    * request. The pending promise rejects with kind "cancelled". */
   cancel() {
+    this._inspected = null;
     this._main?.terminate();
     this._writer?.terminate();
     this._gzip?.terminate();

@@ -6,14 +6,18 @@
 //   in:  {id, type: 'init', wasm?: ArrayBuffer,      wasm bytes (single-file build) or fetch pkg/;
 //         warmUp?: {bytes: ArrayBuffer, role}}       an export to convert once first (warmUp())
 //        {id, type: 'warm'}                              answered once the warm-up is done
-//        {id, type: 'inspect', inputs: [{name, data: Blob}]}
-//        {id, type: 'convert', inputs, options}
-//        {id, type: 'read', inputs, options, port: MessagePort}            (to the writer)
+//        {id, type: 'inspect', inputs: [{name, data: Blob}], keep?: bool}
+//        {id, type: 'convert', inputs, options, inspected?: bool}
+//        {id, type: 'read', inputs, options, inspected?: bool, port: MessagePort} (to the writer)
 //        {id, type: 'write', labels, options, port: MessagePort, gzipPort: MessagePort}
 //        {id, type: 'gzip', level?: number, port: MessagePort}              (from the writer)
 //   out: {id, type: 'progress', progress: {phase, records_done, records_estimate}}
 //        {id, type: 'chunk', tag: 'zip'|'trace'|'tail', bytes: Uint8Array}   (transferred)
 //        {id, type: 'done', value}  |  {id, type: 'error', error: {kind, message, hint}}
+//
+// `keep`: the worker keeps the inspected files open, with the conversion's plan made for the
+// inspection, for the next conversion; `inspected`: that conversion's inputs are those very files
+// (the core checks names and sizes too, and plans anew where the options plan otherwise).
 //
 // A gzipped conversion is split over three workers where the page has them (bridge.js), each
 // on its own core: the reader (`read`) opens the exports and sends the records to the writer as
@@ -167,7 +171,7 @@ const handlers = {
   },
   async inspect(msg) {
     await ready;
-    return wasm_bindgen.inspect(msg.inputs);
+    return wasm_bindgen.inspect(msg.inputs, msg.keep === true);
   },
   async convert(msg) {
     await ready;
@@ -179,7 +183,7 @@ const handlers = {
       self.postMessage({ id, type: 'progress', progress });
       return true;
     };
-    const value = wasm_bindgen.convert(msg.inputs, msg.options || {}, onChunk, onProgress);
+    const value = wasm_bindgen.convert(msg.inputs, msg.options || {}, onChunk, onProgress, msg.inspected === true);
     return finished(value);
   },
   async read(msg) {
@@ -189,7 +193,8 @@ const handlers = {
       self.postMessage({ id, type: 'progress', progress });
       return true;
     };
-    const session = new wasm_bindgen.ReaderSession(msg.inputs, msg.options || {}, onProgress);
+    const session = new wasm_bindgen.ReaderSession(msg.inputs, msg.options || {}, onProgress, msg.inspected === true);
+    console.debug(`prvsight: reading; taken from the inspection: ${session.reused()} (${self.name || 'worker'})`);
     try {
       const writer = inbox(port);
       port.postMessage({ header: session.header(), estimate: session.estimate() });

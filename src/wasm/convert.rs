@@ -18,7 +18,8 @@ use crate::pipeline::{Header, SplitReader, SplitWriter};
 use crate::pipeline::{Progress, Summary};
 
 use super::errors::to_value;
-use super::source::{open_all, Input};
+use super::kept;
+use super::source::Input;
 
 /// Options as the page sends them.
 #[derive(Deserialize, Default)]
@@ -217,17 +218,26 @@ fn progress_to(on_progress: &Function) -> impl FnMut(&Progress) -> bool + '_ {
 /// Runs the conversion; returns `{ summary, names, bundle_name, readme, pcf, row, metrics }`
 /// (pcf/row as `Uint8Array`, metrics as the report's JSON text, or null when not asked for).
 /// The archive and the trace arrive through `on_chunk`.
+/// `inspected`: the inputs are those of the last kept inspection (see [`super::kept`]).
 pub fn convert(
     inputs: &[Input],
     options: JsValue,
     on_chunk: &Function,
     on_progress: &Function,
+    inspected: bool,
 ) -> Result<JsValue> {
     let (opts, bopts) = options_of(options, &labels_of(inputs))?;
-    let exports = open_all(inputs)?;
+    let taken = kept::exports_for(inputs, inspected)?;
     let sink = ChunkSink::new(on_chunk, TAG_ZIP);
     let mut progress = progress_to(on_progress);
-    let (done, sink) = bundle::write_bundle(&exports, &opts, &bopts, sink, &mut progress)?;
+    let (done, sink) = bundle::write_bundle_planned(
+        &taken.exports,
+        &opts,
+        taken.planned,
+        &bopts,
+        sink,
+        &mut progress,
+    )?;
     result_of(&done, &bopts, sink)
 }
 
@@ -243,29 +253,37 @@ pub struct ReadingSession {
     /// Owned (from `Box::into_raw`), freed after `reader`.
     exports: std::ptr::NonNull<[Export]>,
     header: String,
+    /// What the session took from the inspection before it ([`kept::Taken::reused`]).
+    reused: &'static str,
 }
 
 impl ReadingSession {
-    /// Opens the inputs, plans and opens every cursor; `on_progress` as for [`convert`].
+    /// Opens the inputs, plans and opens every cursor; `on_progress` and `inspected` as for
+    /// [`convert`].
     pub fn open(
         inputs: &[Input],
         options: JsValue,
         on_progress: &Function,
+        inspected: bool,
     ) -> Result<ReadingSession> {
         let (opts, _) = options_of(options, &labels_of(inputs))?;
-        let exports = Box::into_raw(open_all(inputs)?.into_boxed_slice());
+        let taken = kept::exports_for(inputs, inspected)?;
+        let reused = taken.reused(&opts);
+        let planned = taken.planned;
+        let exports = Box::into_raw(taken.exports.into_boxed_slice());
         // SAFETY: the exports stay on the heap, unmoved and unchanged, until Drop frees them, after
         // the reader that borrows them (field order, and Drop below).
         let borrowed: &'static [Export] = unsafe { &*exports };
         let exports = std::ptr::NonNull::new(exports).expect("a box is not null");
         let mut progress = progress_to(on_progress);
-        match SplitReader::open(borrowed, &opts, &mut progress) {
+        match SplitReader::open_planned(borrowed, &opts, planned, &mut progress) {
             Ok((reader, header)) => {
                 // From here on, dropping the session frees the exports after the reader.
                 let mut session = ReadingSession {
                     reader: Some(reader),
                     exports,
                     header: String::new(),
+                    reused,
                 };
                 session.header = serde_json::to_string(&header).map_err(|e| {
                     Error::Usage(format!(
@@ -280,6 +298,12 @@ impl ReadingSession {
                 Err(e)
             }
         }
+    }
+
+    /// What the session took from the inspection before it: "files and plan", "files" or
+    /// "nothing".
+    pub fn reused(&self) -> &'static str {
+        self.reused
     }
 
     /// What the writing side begins with (`pipeline::Header`), as JSON.

@@ -1,5 +1,5 @@
 //! What the chosen exports hold, shown before converting: versions, host, ranks, processes,
-//! GPUs, record families and NVTX range names. Built on `pipeline::plan` (the same discovery
+//! GPUs, record families and NVTX range names. Built on `pipeline::Planned` (the same discovery
 //! the conversion does) plus one small query for the NVTX names.
 
 use std::collections::{BTreeSet, HashMap};
@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::metrics::nvtx::base_name;
 use crate::nsys::Export;
 use crate::options::{Family, Options};
-use crate::pipeline;
+use crate::pipeline::Planned;
 
 use super::errors::{describe, JsError};
 
@@ -72,8 +72,17 @@ pub struct InspectReport {
 
 pub const MAX_NVTX_NAMES: usize = 200;
 
-pub fn inspect(exports: &[Export], sizes: &[u64]) -> Result<InspectReport> {
-    let plan = pipeline::plan(exports, &Options::default());
+/// The report, and the plan a conversion with default options makes (none where discovery
+/// failed; the report then says why): the inspection is that conversion's discovery, so the
+/// page keeps it for the conversion that follows (`super::kept`).
+pub fn inspect(exports: &[Export], sizes: &[u64]) -> Result<(InspectReport, Option<Planned>)> {
+    // A file that cannot be read fails the inspection; nothing to convert is in the report.
+    let planned = match Planned::new(exports, &Options::default()) {
+        Err(e @ (Error::BadData { .. } | Error::Usage(_))) => Err(e),
+        Err(e) => return Err(e),
+        Ok(p) => Ok(p),
+    };
+    let plan = planned.as_ref().map(Planned::plan);
     let mut files = Vec::with_capacity(exports.len());
     for (i, ex) in exports.iter().enumerate() {
         let mut f = FileInfo {
@@ -92,7 +101,7 @@ pub fn inspect(exports: &[Export], sizes: &[u64]) -> Result<InspectReport> {
                 .collect(),
             nvtx_names: nvtx_names(ex)?,
         };
-        if let Ok(plan) = &plan {
+        if let Ok(plan) = plan {
             let d = &plan.discoveries[i];
             f.hostname = Some(d.hostname.clone());
             f.ranks = d
@@ -158,15 +167,15 @@ pub fn inspect(exports: &[Export], sizes: &[u64]) -> Result<InspectReport> {
                 None,
             )
         }
-        Err(e @ (Error::BadData { .. } | Error::Usage(_))) => (None, Some(describe(&e))),
-        Err(e) => return Err(e),
+        Err(e) => (None, Some(describe(e))),
     };
-    Ok(InspectReport {
+    let report = InspectReport {
         files,
         trace,
         problem,
         all_families: Family::ALL.to_vec(),
-    })
+    };
+    Ok((report, planned.ok()))
 }
 
 fn has_rows(ex: &Export, table: &str) -> bool {

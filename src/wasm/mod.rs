@@ -10,6 +10,7 @@
 pub mod convert;
 pub mod errors;
 pub mod inspect;
+pub mod kept;
 pub mod source;
 
 use js_sys::{Array, Function};
@@ -44,26 +45,20 @@ pub fn version() -> String {
 }
 
 /// What the exports hold (see [`inspect::InspectReport`]). Throws `{kind, message, hint}` when
-/// a file cannot be opened as an export.
+/// a file cannot be opened as an export. `keep`: keep the exports open, with the conversion's
+/// plan made for the inspection, for the conversion that follows (see [`kept`]; its `inspected`
+/// argument says it is of these files).
 #[wasm_bindgen]
-pub fn inspect(inputs: Array) -> Result<JsValue, JsValue> {
+pub fn inspect(inputs: Array, keep: Option<bool>) -> Result<JsValue, JsValue> {
+    // Before opening: the files kept from the last inspection are not held with these.
+    kept::forget();
     let inputs = source::inputs(&inputs).map_err(to_js)?;
     let exports = source::open_all(&inputs).map_err(to_js)?;
-    let sizes: Vec<u64> = inputs
-        .iter()
-        .map(|i| {
-            i.data
-                .dyn_ref::<web_sys::Blob>()
-                .map(|b| b.size() as u64)
-                .or_else(|| {
-                    i.data
-                        .dyn_ref::<js_sys::Uint8Array>()
-                        .map(|a| a.length() as u64)
-                })
-                .unwrap_or(0)
-        })
-        .collect();
-    let report = inspect::inspect(&exports, &sizes).map_err(to_js)?;
+    let sizes: Vec<u64> = inputs.iter().map(source::input_size).collect();
+    let (report, planned) = inspect::inspect(&exports, &sizes).map_err(to_js)?;
+    if keep == Some(true) {
+        kept::keep(kept::Inspected::new(&inputs, exports, planned));
+    }
     Ok(to_value(&report))
 }
 
@@ -71,16 +66,25 @@ pub fn inspect(inputs: Array) -> Result<JsValue, JsValue> {
 /// gzip?: bool, stem?: string }`. `on_chunk(tag, Uint8Array)` receives the archive in order
 /// (`tag` "trace" marks the bytes that are also the trace file); `on_progress({phase,
 /// records_done, records_estimate})` returns false to cancel. Returns the summary, file names,
-/// README text, and the .pcf/.row bytes.
+/// README text, and the .pcf/.row bytes. `inspected`: these are the very files of the last
+/// [`inspect`] with `keep` (its exports and plan are then used where they fit; see [`kept`]).
 #[wasm_bindgen]
 pub fn convert(
     inputs: Array,
     options: JsValue,
     on_chunk: &Function,
     on_progress: &Function,
+    inspected: Option<bool>,
 ) -> Result<JsValue, JsValue> {
     let inputs = source::inputs(&inputs).map_err(to_js)?;
-    convert::convert(&inputs, options, on_chunk, on_progress).map_err(to_js)
+    convert::convert(
+        &inputs,
+        options,
+        on_chunk,
+        on_progress,
+        inspected == Some(true),
+    )
+    .map_err(to_js)
 }
 
 /// The reading side of a conversion split over the page's workers (the reader worker): opens
@@ -93,15 +97,23 @@ pub struct ReaderSession(convert::ReadingSession);
 #[wasm_bindgen]
 impl ReaderSession {
     #[wasm_bindgen(constructor)]
+    /// `inspected` as for [`convert`].
     pub fn new(
         inputs: Array,
         options: JsValue,
         on_progress: &Function,
+        inspected: Option<bool>,
     ) -> Result<ReaderSession, JsValue> {
         let inputs = source::inputs(&inputs).map_err(to_js)?;
-        convert::ReadingSession::open(&inputs, options, on_progress)
+        convert::ReadingSession::open(&inputs, options, on_progress, inspected == Some(true))
             .map(ReaderSession)
             .map_err(to_js)
+    }
+
+    /// What the reader took from the last inspection (see [`kept`]): "files and plan", "files"
+    /// (the options plan otherwise) or "nothing" (other files, or none kept).
+    pub fn reused(&self) -> String {
+        self.0.reused().to_owned()
     }
 
     /// What the writer begins with (JSON).

@@ -115,7 +115,7 @@ pub fn inputs(list: &Array) -> Result<Vec<Input>> {
 }
 
 /// Size in bytes of an input's data (0 when it is neither a Blob nor bytes: `open` says why).
-fn input_size(input: &Input) -> u64 {
+pub fn input_size(input: &Input) -> u64 {
     if let Some(blob) = input.data.dyn_ref::<Blob>() {
         blob.size() as u64
     } else if let Some(arr) = input.data.dyn_ref::<Uint8Array>() {
