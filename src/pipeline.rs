@@ -91,7 +91,7 @@ pub struct Plan {
 
 /// Discovers every export and lays out objects and time. Fails if nothing can be converted.
 pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
-    plan_with(exports, opts, false)
+    plan_with(exports, opts, false, false)
 }
 
 /// A conversion's plan made before the conversion was asked for, for one conversion of the same
@@ -105,16 +105,24 @@ pub struct Planned {
 }
 
 impl Planned {
-    /// Plans a conversion of `exports` with `opts` (surveys included), as [`run`] would.
-    pub fn new(exports: &[Export], opts: &Options) -> Result<Planned> {
+    /// Plans a conversion of `exports` with `opts` (surveys included), as [`run`] would;
+    /// `range_names`: discovery also counts the NVTX ranges per name in its pass over the table
+    /// (for [`take_range_texts`](Self::take_range_texts)).
+    pub fn new(exports: &[Export], opts: &Options, range_names: bool) -> Result<Planned> {
         Ok(Planned {
-            plan: plan_with(exports, opts, true)?,
+            plan: plan_with(exports, opts, true, range_names)?,
             opts: opts.clone(),
         })
     }
 
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// The NVTX ranges per name of source `src`, where they were counted (taken: the plan
+    /// does not keep them for the conversion).
+    pub fn take_range_texts(&mut self, src: usize) -> Option<crate::nsys::nvtx::RangeTexts> {
+        self.plan.discoveries.get_mut(src)?.range_texts.take()
     }
 
     /// Whether a conversion with `opts` would make this plan (and so starts from it).
@@ -128,9 +136,10 @@ impl Planned {
     }
 }
 
-/// [`plan`], for a conversion: discovery also makes the sort-free readers' surveys in its passes
-/// over the tables.
-fn plan_with(exports: &[Export], opts: &Options, surveys: bool) -> Result<Plan> {
+/// [`plan`]; for a conversion (`surveys`), discovery also makes the sort-free readers' surveys
+/// in its passes over the tables, and where asked (`range_names`) counts the NVTX ranges per
+/// name there.
+fn plan_with(exports: &[Export], opts: &Options, surveys: bool, range_names: bool) -> Result<Plan> {
     if exports.is_empty() {
         return Err(Error::Usage("no input file given".into()));
     }
@@ -143,7 +152,7 @@ fn plan_with(exports: &[Export], opts: &Options, surveys: bool) -> Result<Plan> 
         } else {
             Vec::new()
         };
-        let (d, surveyed) = discover(ex, opts, families, &specs)?;
+        let (d, surveyed) = discover(ex, opts, families, &specs, range_names)?;
         discoveries.push(d);
         early.push(std::sync::Mutex::new(stream::EarlySurveys::new(
             specs, surveyed,
@@ -544,7 +553,7 @@ fn plan_and_cut(
 ) -> Result<(Plan, OutputCut)> {
     let plan = match planned.and_then(|p| p.for_options(opts)) {
         Some(plan) => plan,
-        None => plan_with(exports, opts, true)?,
+        None => plan_with(exports, opts, true, false)?,
     };
     let window = match &opts.chop {
         Some(c) => Some(resolve_chop(exports, &plan, c)?),

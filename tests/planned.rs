@@ -120,8 +120,9 @@ fn a_conversion_from_a_plan_made_before_writes_the_same_files() {
             let Ok(expect) = convert(paths, &opts) else {
                 continue;
             };
-            // Planned with the defaults, as the page's inspection plans.
-            let planned = Planned::new(&exports, &Options::default()).unwrap();
+            // Planned with the defaults and the NVTX names counted, as the page's inspection
+            // plans.
+            let planned = Planned::new(&exports, &Options::default(), true).unwrap();
             let got = convert_planned(&exports, &opts, planned);
             assert_same_output(&got, &expect, &format!("{what}, {name}"));
             assert_eq!(
@@ -155,6 +156,6 @@ fn a_split_reader_from_a_plan_made_before_hands_out_the_same_batches() {
     };
     let fresh = read(None);
     assert!(fresh.len() > 3, "{} batches", fresh.len() - 2);
-    let planned = Planned::new(&exports, &Options::default()).unwrap();
+    let planned = Planned::new(&exports, &Options::default(), false).unwrap();
     assert_eq!(read(Some(planned)), fresh);
 }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::cursor::get;
 use super::ids::{pid_of, process_key};
-use super::nvtx::{NVTX_CATEGORY, NVTX_MARK, NVTX_RANGE_TYPES, NVTX_START_END_TYPES};
+use super::nvtx::{RangeTexts, NVTX_CATEGORY, NVTX_MARK, NVTX_RANGE_TYPES, NVTX_START_END_TYPES};
 use super::partitioned::{Spec, Survey, SurveyScans};
 use super::select::{Cond, Select, Val};
 use super::Export;
@@ -73,6 +73,9 @@ pub struct Discovery {
     pub max_time: Option<i64>,
     /// Families present (table exists with rows) and selected.
     pub families: BTreeSet<Family>,
+    /// NVTX ranges per name, where discovery was asked to count them (the page's inspection
+    /// shows the names; counted in its pass over the table, they cost no reading of their own).
+    pub range_texts: Option<RangeTexts>,
 }
 
 impl Discovery {
@@ -114,13 +117,17 @@ pub fn discover(
     opts: &Options,
     families: BTreeSet<Family>,
     specs: &[Spec],
+    range_names: bool,
 ) -> Result<(Discovery, Surveyed)> {
     let direct = opts.read_pages == ReadPages::Auto;
-    if let Some(found) = discover_with(ex, opts, families.clone(), specs, direct)? {
+    if let Some(found) = discover_with(ex, opts, families.clone(), specs, range_names, direct)? {
         return Ok(found);
     }
     // The direct reader met a page that breaks the file format: SQLite reads it instead.
-    Ok(discover_with(ex, opts, families, specs, false)?.expect("only the direct reader gives up"))
+    Ok(
+        discover_with(ex, opts, families, specs, range_names, false)?
+            .expect("only the direct reader gives up"),
+    )
 }
 
 /// Discovery, the big tables read directly where `direct` (nsys/direct.rs); `None` when the
@@ -130,6 +137,7 @@ fn discover_with(
     opts: &Options,
     families: BTreeSet<Family>,
     specs: &[Spec],
+    range_names: bool,
     direct: bool,
 ) -> Result<Option<(Discovery, Surveyed)>> {
     let s = &ex.schema;
@@ -192,6 +200,8 @@ fn discover_with(
     let mut sched_groups = Grouper::new(1);
     let mut nvtx_name_rows: Vec<(i64, String)> = Vec::new();
     let mut surveys: Vec<SurveyScans> = specs.iter().map(SurveyScans::new).collect();
+    let mut range_texts = RangeTexts::default();
+    let mut range_scans = 0;
     let outcomes = {
         let mut batch = Batch::new(ex, direct, opts.second_thread_allowed());
         // GPU streams and time span of GPU work.
@@ -309,6 +319,12 @@ fn discover_with(
         for survey in surveys.iter_mut() {
             batch.join(|set| survey.register(set));
         }
+        if range_names {
+            batch.join(|set| {
+                range_scans = range_texts.register(s, set);
+                range_scans
+            });
+        }
         batch.run()
     };
     let Some((mut outcomes, mut joined)) = outcomes else {
@@ -322,6 +338,10 @@ fn discover_with(
             survey.finish(mine)
         })
         .collect();
+    if range_names {
+        range_texts.ended(joined.by_ref().take(range_scans));
+        d.range_texts = Some(range_texts);
+    }
     let mut next = || outcomes.next().expect("an outcome per scan");
 
     for (f, groups) in gpu_families.iter().zip(gpu_groups) {

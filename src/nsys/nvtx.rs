@@ -164,8 +164,145 @@ pub fn decode<R: Fields + ?Sized>(
 }
 
 /// The most frequent NVTX range names of an export, with their counts (for `info` and the page's
-/// "chop to a range" choice).
-pub fn range_names(ex: &super::Export, limit: usize) -> crate::error::Result<Vec<(String, u64)>> {
+/// "chop to a range" choice): [`range_names_by_sql`]'s answer, counted over one scan of the
+/// table by the direct reader where it can ([`RangeTexts`]). In the browser SQLite's GROUP BY, a
+/// sort of every range by its name, took 64–71 ms of the inspection of a 100 MB export, the scan
+/// 10–11 ms (docs/PERFORMANCE.md); the page's inspection counts them in discovery's own pass.
+pub fn range_names(ex: &super::Export, limit: usize) -> Result<Vec<(String, u64)>> {
+    use super::scanset::ScanSet;
+    let mut texts = RangeTexts::default();
+    let ended = {
+        let mut set = ScanSet::new(&ex.conn, true);
+        texts.register(&ex.schema, &mut set);
+        set.run()
+    };
+    texts.ended(ended);
+    texts.names(ex, limit)
+}
+
+/// A range's name as its row gives it: its own text, or a registered string's id.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum RangeText {
+    Inline(String),
+    Id(i64),
+}
+
+/// NVTX ranges counted per name as their rows give it, in a scan that joins a pass over the
+/// table (on its own in [`range_names`], or in discovery's for the page's inspection).
+#[derive(Clone, Debug, Default)]
+pub struct RangeTexts {
+    counts: crate::FastMap<RangeText, u64>,
+    /// Whether the table has what the scan reads (else there are no names).
+    scanned: bool,
+    /// How the scan ended, where it did not read the whole table: the direct reader met a page
+    /// it cannot read (`None`), or SQLite failed (its message).
+    failed: Option<Option<String>>,
+}
+
+impl RangeTexts {
+    /// Adds the scan to `set`, where the table has the columns it reads; returns how many scans
+    /// it added (0 or 1), whose outcomes go to [`ended`](Self::ended) in order.
+    pub fn register<'a>(
+        &'a mut self,
+        schema: &Schema,
+        set: &mut super::scanset::ScanSet<'a>,
+    ) -> usize {
+        use super::scanset::Sql;
+        use super::select::{Cond, Select, Val};
+        use rusqlite::types::ValueRef;
+        if !schema.has_columns(T, &["eventType", "text"]) {
+            return 0;
+        }
+        self.scanned = true;
+        let query = Select::new(T)
+            .output("text", Val::col("text"))
+            .output("textId", Val::col_or_null(schema, T, "textId"))
+            .when(Cond::In("eventType".into(), NVTX_RANGE_TYPES.to_vec()));
+        let (counts, failed) = (&mut self.counts, &mut self.failed);
+        set.add(
+            Some(&query),
+            Sql::Query,
+            Box::new(move |row| {
+                let Ok(row) = row else {
+                    *failed = Some(None);
+                    return Ok(false);
+                };
+                // COALESCE(text, the string of textId), as SQL reads it: any stored value that
+                // is not NULL is the name, as its text.
+                let key = match row.value(0)? {
+                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                        RangeText::Inline(String::from_utf8_lossy(t).into_owned())
+                    }
+                    ValueRef::Integer(i) => RangeText::Inline(i.to_string()),
+                    ValueRef::Real(x) => RangeText::Inline(x.to_string()),
+                    ValueRef::Null => match row.value(1)? {
+                        ValueRef::Integer(id) => RangeText::Id(id),
+                        _ => return Ok(true),
+                    },
+                };
+                *counts.entry(key).or_default() += 1;
+                Ok(true)
+            }),
+        );
+        1
+    }
+
+    /// How the scans [`register`](Self::register) added ended.
+    pub fn ended(&mut self, ended: impl IntoIterator<Item = rusqlite::Result<()>>) {
+        if let Some(Err(e)) = ended.into_iter().find(Result::is_err) {
+            self.failed.get_or_insert(Some(e.to_string()));
+        }
+    }
+
+    /// The `limit` most frequent names, registered strings looked up once per distinct id;
+    /// where the scan did not read the whole table, SQL's answer ([`range_names_by_sql`], which
+    /// reads what the direct reader could not, or names the damage).
+    pub fn names(self, ex: &super::Export, limit: usize) -> Result<Vec<(String, u64)>> {
+        if self.failed.is_some() {
+            return range_names_by_sql(ex, limit);
+        }
+        if !self.scanned {
+            return Ok(Vec::new());
+        }
+        let s = &ex.schema;
+        let err = |e| crate::error::Error::read(&ex.label, "NVTX range names", e);
+        let mut lookup = match s.has_column(T, "textId") {
+            true => Some(
+                ex.conn
+                    .prepare(&format!(
+                        "SELECT value FROM {} WHERE id = ?1",
+                        s.strings_table
+                    ))
+                    .map_err(err)?,
+            ),
+            false => None,
+        };
+        let mut named: crate::FastMap<String, u64> = crate::FastMap::default();
+        for (text, n) in self.counts {
+            let name = match (text, lookup.as_mut()) {
+                (RangeText::Inline(t), _) => t,
+                (RangeText::Id(id), Some(st)) => {
+                    match st.query_row([id], |r| r.get::<_, Option<String>>(0)) {
+                        Ok(Some(t)) => t,
+                        Ok(None) | Err(rusqlite::Error::QueryReturnedNoRows) => continue,
+                        Err(e) => return Err(err(e)),
+                    }
+                }
+                (RangeText::Id(_), None) => continue,
+            };
+            *named.entry(name).or_default() += n;
+        }
+        let mut names: Vec<(String, u64)> = named.into_iter().collect();
+        // As ORDER BY n DESC, name: by count, then by the text's bytes.
+        names.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        names.truncate(limit);
+        Ok(names)
+    }
+}
+
+/// The most frequent NVTX range names by SQL (`GROUP BY` the name): what [`range_names`]
+/// answers, where the direct reader cannot read the table.
+pub fn range_names_by_sql(ex: &super::Export, limit: usize) -> Result<Vec<(String, u64)>> {
     let s = &ex.schema;
     if !s.has_columns(T, &["eventType", "text"]) {
         return Ok(Vec::new());
@@ -185,7 +322,7 @@ pub fn range_names(ex: &super::Export, limit: usize) -> crate::error::Result<Vec
     let err = |e| crate::error::Error::read(&ex.label, "NVTX range names", e);
     let mut st = ex.conn.prepare(&sql).map_err(err)?;
     let rows = st
-        .query_map([limit as i64], |r| {
+        .query_map([limit.min(i64::MAX as usize) as i64], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64))
         })
         .map_err(err)?;

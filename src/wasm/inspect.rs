@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::metrics::nvtx::base_name;
+use crate::nsys::nvtx::RangeTexts;
 use crate::nsys::Export;
 use crate::options::{Family, Options};
 use crate::pipeline::Planned;
@@ -77,11 +78,15 @@ pub const MAX_NVTX_NAMES: usize = 200;
 /// page keeps it for the conversion that follows (`super::kept`).
 pub fn inspect(exports: &[Export], sizes: &[u64]) -> Result<(InspectReport, Option<Planned>)> {
     // A file that cannot be read fails the inspection; nothing to convert is in the report.
-    let planned = match Planned::new(exports, &Options::default()) {
+    let mut planned = match Planned::new(exports, &Options::default(), true) {
         Err(e @ (Error::BadData { .. } | Error::Usage(_))) => Err(e),
         Err(e) => return Err(e),
         Ok(p) => Ok(p),
     };
+    // Counted by discovery; where it failed, each file's own scan counts them.
+    let mut range_texts: Vec<Option<RangeTexts>> = (0..exports.len())
+        .map(|i| planned.as_mut().ok().and_then(|p| p.take_range_texts(i)))
+        .collect();
     let plan = planned.as_ref().map(Planned::plan);
     let mut files = Vec::with_capacity(exports.len());
     for (i, ex) in exports.iter().enumerate() {
@@ -99,7 +104,7 @@ pub fn inspect(exports: &[Export], sizes: &[u64]) -> Result<(InspectReport, Opti
                 .copied()
                 .filter(|f| f.tables().iter().any(|t| has_rows(ex, t)))
                 .collect(),
-            nvtx_names: nvtx_names(ex)?,
+            nvtx_names: nvtx_names(ex, range_texts[i].take())?,
         };
         if let Ok(plan) = plan {
             let d = &plan.discoveries[i];
@@ -192,10 +197,13 @@ fn has_rows(ex: &Export, table: &str) -> bool {
 
 /// NVTX range names with their counts, most frequent first, grouped as the metrics group them
 /// (PyTorch's per-call `, op_id = …` fields removed), so each offered name is one the metrics
-/// window accepts.
-fn nvtx_names(ex: &Export) -> Result<Vec<NvtxName>> {
+/// window accepts. `counted`: the ranges per name as discovery counted them, if it did.
+fn nvtx_names(ex: &Export, counted: Option<RangeTexts>) -> Result<Vec<NvtxName>> {
     // Every distinct text: grouping needs them all, not only the most frequent.
-    let all = crate::nsys::nvtx::range_names(ex, i64::MAX as usize)?;
+    let all = match counted {
+        Some(texts) => texts.names(ex, usize::MAX)?,
+        None => crate::nsys::nvtx::range_names(ex, usize::MAX)?,
+    };
     let mut counts: HashMap<&str, (u64, bool)> = HashMap::new();
     for (text, n) in &all {
         let base = base_name(text);
