@@ -7,23 +7,11 @@ mod common;
 
 use std::panic::AssertUnwindSafe;
 
-use common::{data, shared_traces};
+use common::{data, mutated, shared_traces};
 use prvsight::nsys::nvtx::{range_names, range_names_by_sql};
 use prvsight::nsys::Export;
 use prvsight::pipeline::Planned;
 use prvsight::Options;
-use rusqlite::{Connection, MAIN_DB};
-
-/// The export after `sql` (run on an in-memory copy), as bytes again.
-fn mutated(bytes: &[u8], sql: &str) -> Vec<u8> {
-    let mut c = Connection::open_in_memory().unwrap();
-    c.deserialize_read_exact(MAIN_DB, bytes, bytes.len(), false)
-        .unwrap();
-    c.execute_batch(sql)
-        .unwrap_or_else(|e| panic!("test setup `{sql}`: {e}"));
-    let out = c.serialize(MAIN_DB).unwrap().to_vec();
-    out
-}
 
 /// The sample (no NVTX of its own) with an NVTX table whose rows name their ranges inline, by a
 /// registered string, by both (the inline text wins), by a string id that is not registered, or

@@ -17,6 +17,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use common::mutated;
 use prvsight::nsys::Export;
 use prvsight::paraver::check::{check_readers, CheckOptions};
 use prvsight::paraver::ParaverWriter;
@@ -138,17 +139,6 @@ fn judge_all(
 
 fn original() -> Vec<u8> {
     std::fs::read(common::data("testcuda_report1.sqlite")).unwrap()
-}
-
-/// The export after `sql` (run on an in-memory copy), as bytes again.
-fn mutated(bytes: &[u8], sql: &str) -> Vec<u8> {
-    let mut c = Connection::open_in_memory().unwrap();
-    c.deserialize_read_exact(MAIN_DB, bytes, bytes.len(), false)
-        .unwrap();
-    c.execute_batch(sql)
-        .unwrap_or_else(|e| panic!("test setup `{sql}`: {e}"));
-    let out = c.serialize(MAIN_DB).unwrap().to_vec();
-    out
 }
 
 /// The export with the NOT NULL constraints of `table` removed from its DDL, so that a later

@@ -150,3 +150,15 @@ pub fn sql_count(path: &std::path::Path, sql: &str) -> u64 {
         .map(|n| n as u64)
         .unwrap_or(0)
 }
+
+/// The export `bytes` after `sql` (run on an in-memory copy), as bytes again.
+pub fn mutated(bytes: &[u8], sql: &str) -> Vec<u8> {
+    use rusqlite::{Connection, MAIN_DB};
+    let mut c = Connection::open_in_memory().unwrap();
+    c.deserialize_read_exact(MAIN_DB, bytes, bytes.len(), false)
+        .unwrap();
+    c.execute_batch(sql)
+        .unwrap_or_else(|e| panic!("test setup `{sql}`: {e}"));
+    let out = c.serialize(MAIN_DB).unwrap().to_vec();
+    out
+}
