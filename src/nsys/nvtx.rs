@@ -194,9 +194,9 @@ pub struct RangeTexts {
     counts: crate::FastMap<RangeText, u64>,
     /// Whether the table has what the scan reads (else there are no names).
     scanned: bool,
-    /// How the scan ended, where it did not read the whole table: the direct reader met a page
-    /// it cannot read (`None`), or SQLite failed (its message).
-    failed: Option<Option<String>>,
+    /// Whether the scan stopped before the end of the table: the direct reader met a page it
+    /// cannot read, or SQLite failed ([`names`](Self::names) then asks SQL).
+    failed: bool,
 }
 
 impl RangeTexts {
@@ -224,7 +224,7 @@ impl RangeTexts {
             Sql::Query,
             Box::new(move |row| {
                 let Ok(row) = row else {
-                    *failed = Some(None);
+                    *failed = true;
                     return Ok(false);
                 };
                 // COALESCE(text, the string of textId), as SQL reads it: any stored value that
@@ -249,16 +249,14 @@ impl RangeTexts {
 
     /// How the scans [`register`](Self::register) added ended.
     pub fn ended(&mut self, ended: impl IntoIterator<Item = rusqlite::Result<()>>) {
-        if let Some(Err(e)) = ended.into_iter().find(Result::is_err) {
-            self.failed.get_or_insert(Some(e.to_string()));
-        }
+        self.failed |= ended.into_iter().any(|e| e.is_err());
     }
 
     /// The `limit` most frequent names, registered strings looked up once per distinct id;
     /// where the scan did not read the whole table, SQL's answer ([`range_names_by_sql`], which
     /// reads what the direct reader could not, or names the damage).
     pub fn names(self, ex: &super::Export, limit: usize) -> Result<Vec<(String, u64)>> {
-        if self.failed.is_some() {
+        if self.failed {
             return range_names_by_sql(ex, limit);
         }
         if !self.scanned {

@@ -1,6 +1,6 @@
 //! What the chosen exports hold, shown before converting: versions, host, ranks, processes,
 //! GPUs, record families and NVTX range names. Built on `pipeline::Planned` (the same discovery
-//! the conversion does) plus one small query for the NVTX names.
+//! the conversion does, which also counts the NVTX ranges per name in its pass over the table).
 
 use std::collections::{BTreeSet, HashMap};
 

@@ -6,7 +6,9 @@
 //! conversion's discovery with default options. Without this the click on Convert opened the
 //! files and discovered them again (at 10 MB ~70 ms of a 0.42 s conversion in Chromium, at
 //! 1 GB several seconds: docs/PERFORMANCE.md). One slot: a new inspection replaces it, a
-//! conversion takes it (used or not), so it never holds more than one set of files.
+//! conversion takes it (used or not), so it never holds more than one set of files; until then
+//! it holds their cached blocks (the block cache's budget at most: vfs/cache.rs), which the
+//! conversion would read again anyway.
 
 use std::cell::RefCell;
 
@@ -20,8 +22,8 @@ use super::source::{self, Input};
 pub struct Inspected {
     /// The inputs' names and sizes, checked against the conversion's.
     inputs: Vec<(String, u64)>,
-    pub exports: Vec<Export>,
-    pub planned: Option<Planned>,
+    exports: Vec<Export>,
+    planned: Option<Planned>,
 }
 
 thread_local! {

@@ -96,8 +96,8 @@ pub struct ReaderSession(convert::ReadingSession);
 
 #[wasm_bindgen]
 impl ReaderSession {
-    #[wasm_bindgen(constructor)]
     /// `inspected` as for [`convert`].
+    #[wasm_bindgen(constructor)]
     pub fn new(
         inputs: Array,
         options: JsValue,
