@@ -263,29 +263,24 @@ impl RangeTexts {
             return Ok(Vec::new());
         }
         let s = &ex.schema;
-        let err = |e| crate::error::Error::read(&ex.label, "NVTX range names", e);
-        let mut lookup = match s.has_column(T, "textId") {
-            true => Some(
-                ex.conn
-                    .prepare(&format!(
-                        "SELECT value FROM {} WHERE id = ?1",
-                        s.strings_table
-                    ))
-                    .map_err(err)?,
-            ),
+        // Ids come only from a table with a textId column.
+        let mut strings = match s.has_column(T, "textId") {
+            true => Some(super::strings::StringCache::new(
+                &ex.conn,
+                &s.strings_table,
+                &ex.label,
+            )?),
             false => None,
         };
         let mut named: crate::FastMap<String, u64> = crate::FastMap::default();
         for (text, n) in self.counts {
-            let name = match (text, lookup.as_mut()) {
+            let name = match (text, strings.as_mut()) {
                 (RangeText::Inline(t), _) => t,
-                (RangeText::Id(id), Some(st)) => {
-                    match st.query_row([id], |r| r.get::<_, Option<String>>(0)) {
-                        Ok(Some(t)) => t,
-                        Ok(None) | Err(rusqlite::Error::QueryReturnedNoRows) => continue,
-                        Err(e) => return Err(err(e)),
-                    }
-                }
+                (RangeText::Id(id), Some(strings)) => match strings.text(id)? {
+                    Some(t) => t,
+                    // Not registered, or NULL: no name, as SQL's COALESCE gives none.
+                    None => continue,
+                },
                 (RangeText::Id(_), None) => continue,
             };
             *named.entry(name).or_default() += n;
