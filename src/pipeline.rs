@@ -47,6 +47,11 @@ pub struct Summary {
     /// by SQL, because its rows are not in per-resource runs (see nsys/partitioned.rs). Same
     /// output either way; only slower.
     pub sorted_by_sql: Vec<String>,
+    /// The inputs whose CUDA calls were read once, for the host calls and for the links to
+    /// the GPU operations (nsys/links.rs, `FedLinks`); elsewhere the link join reads them again.
+    /// Same output either way.
+    #[serde(default)]
+    pub links_from_host_calls: Vec<String>,
     /// Whether the inputs were read on a second thread while the sinks wrote (see
     /// pipeline/threaded.rs). Same output either way.
     pub read_ahead: bool,
@@ -65,6 +70,7 @@ impl Summary {
                 .collect(),
             warnings: read.warnings,
             sorted_by_sql: read.sorted_by_sql,
+            links_from_host_calls: read.links_from_host_calls,
             read_ahead,
         }
     }

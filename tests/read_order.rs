@@ -103,6 +103,11 @@ fn bundled_sample_reads_without_sql_sorting_and_gives_the_same_bytes() {
     );
     assert_eq!(links(&fast), sql_count(&path, LINKS));
     assert_eq!(links(&fast), 16);
+    assert_eq!(
+        fast.summary.links_from_host_calls,
+        vec![path.display().to_string()],
+        "the CUDA calls are read once, for the calls and their links"
+    );
 }
 
 #[test]
@@ -117,6 +122,24 @@ fn every_shared_export_gives_the_same_bytes_both_ways() {
         assert_same(&fast, &sql, &what);
         // The real exports are all in per-resource runs: nothing needs SQL sorting.
         assert_eq!(fast.summary.sorted_by_sql, Vec::<String>::new(), "{what}");
+        // Nor a second read of the CUDA calls for their links, wherever there are links.
+        for path in paths {
+            let has_links = sql_count(
+                path,
+                "SELECT count(*) FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_RUNTIME'",
+            ) == 1
+                && sql_count(
+                    path,
+                    "SELECT count(*) FROM sqlite_master WHERE name IN \
+                     ('CUPTI_ACTIVITY_KIND_KERNEL', 'CUPTI_ACTIVITY_KIND_MEMCPY', 'CUPTI_ACTIVITY_KIND_MEMSET')",
+                ) > 0;
+            let label = path.display().to_string();
+            assert_eq!(
+                fast.summary.links_from_host_calls.contains(&label),
+                has_links,
+                "{label}: links taken from the host calls' reader"
+            );
+        }
     }
 }
 
@@ -224,6 +247,11 @@ fn calls_out_of_correlation_order_across_threads_still_find_their_operations() {
         Vec::<String>::new(),
         "the join runs without SQL sorting"
     );
+    assert_eq!(
+        fast.summary.links_from_host_calls.len(),
+        1,
+        "on the host calls' reader: each thread's ids still increase"
+    );
     assert_eq!(links(&fast), sql_count(&path, LINKS));
     assert_eq!(
         links(&fast),
@@ -254,6 +282,42 @@ fn correlation_ids_that_fall_along_a_thread_make_the_join_use_sql() {
         "{:?}",
         fast.summary.sorted_by_sql
     );
+    assert_eq!(
+        fast.summary.links_from_host_calls,
+        Vec::<String>::new(),
+        "the host calls are still read as runs, but their ids cannot feed the join"
+    );
+    assert_eq!(links(&fast), sql_count(&path, LINKS));
+}
+
+#[test]
+fn a_call_without_correlation_id_before_others_makes_the_join_read_the_calls_itself() {
+    // Rowid 19 (id 135) is in the middle of the main thread's calls: once it has no id, the
+    // host calls' reader cannot say which ids its thread still holds while that row is next
+    // (it would leave the thread out of the floor, and drop operations still to be called). The
+    // join then reads the calls itself, without that row (the SQL join drops it too).
+    let edit = "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = NULL WHERE rowid = 19;";
+    let path = edited("null-correlation-inside", edit);
+    let (fast, sql) = both(std::slice::from_ref(&path));
+    assert_same(&fast, &sql, "a call without id among others");
+    assert_eq!(fast.summary.sorted_by_sql, Vec::<String>::new());
+    assert_eq!(fast.summary.links_from_host_calls, Vec::<String>::new());
+    assert_eq!(links(&fast), sql_count(&path, LINKS));
+    assert_eq!(
+        links(&fast),
+        15,
+        "the operation of id 135 has no call any more"
+    );
+}
+
+#[test]
+fn calls_without_correlation_id_after_the_last_one_still_feed_the_join() {
+    // The thread's last calls without an id: nothing after them, so the floor stays right.
+    let edit = "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = NULL WHERE rowid >= 43;";
+    let path = edited("null-correlation-last", edit);
+    let (fast, sql) = both(std::slice::from_ref(&path));
+    assert_same(&fast, &sql, "calls without id at the end");
+    assert_eq!(fast.summary.links_from_host_calls.len(), 1);
     assert_eq!(links(&fast), sql_count(&path, LINKS));
 }
 

@@ -153,6 +153,8 @@ pub enum RowSource<'s> {
     Partitioned(Box<PartitionedRows<'s>>),
     /// The sort-free API-to-GPU link join.
     Links(Box<super::links::LinkJoin<'s>>),
+    /// The same join fed with the calls the host cursor reads (the reader passes them on).
+    FedLinks(Box<super::links::FedLinks<'s>>),
     /// Rows fetched by rowid in the order of their sorted keys.
     Keyed(Box<super::keyed::KeyedRows<'s>>),
 }
@@ -210,6 +212,8 @@ pub struct Cursor<'s> {
     pub what: &'static str,
     pub rows: RowSource<'s>,
     pub head: Option<Record>,
+    /// The host cursor's calls for a [`RowSource::FedLinks`] cursor, taken as rows are read.
+    pub tap: Option<super::links::CallTap>,
 }
 
 impl Cursor<'_> {
@@ -231,6 +235,9 @@ impl Cursor<'_> {
                     let Some(next) = p.next_row(&cxs[self.source].file)? else {
                         return Ok(());
                     };
+                    if let Some(tap) = &mut self.tap {
+                        tap.take(p, next.start, next.partition, next.aux);
+                    }
                     let mut rec = decode(self.kind, &next.row, self.source, cxs, names)?;
                     if let Some(r) = &mut rec {
                         set_lookahead(r, next.start, next.next_start, &cxs[self.source]);
@@ -252,6 +259,12 @@ impl Cursor<'_> {
                     };
                     Some(rec)
                 }
+                // No link now: more may come with the host cursor's next calls (the reader
+                // asks again then).
+                RowSource::FedLinks(j) => match j.next_link() {
+                    Some(rec) => Some(rec),
+                    None => return Ok(()),
+                },
             };
             if rec.is_some() {
                 self.head = rec;

@@ -18,7 +18,7 @@ use rusqlite::Connection;
 
 use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Fields, Query, SourceCx};
 use super::ids::process_key;
-use super::partitioned::{Member, PartitionedRows, Spec, Survey};
+use super::partitioned::{AuxRule, Member, PartitionedRows, Spec, Survey};
 use super::select::{Expr, Select, Val};
 use super::Schema;
 use crate::error::{Error, Result};
@@ -64,14 +64,16 @@ fn gpu_parts(schema: &Schema, families: &BTreeSet<Family>) -> Vec<(usize, Select
         .collect()
 }
 
+/// Whether these families have links: CUDA API calls and operations they cause.
+pub fn wanted(families: &BTreeSet<Family>) -> bool {
+    families.contains(&Family::CudaApi) && TARGETS.iter().any(|(_, f)| families.contains(f))
+}
+
 pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Option<Query> {
-    if !families.contains(&Family::CudaApi) {
+    if !wanted(families) {
         return None;
     }
     let parts = gpu_parts(schema, families);
-    if parts.is_empty() {
-        return None;
-    }
     let union: Vec<String> = parts.iter().map(|(_, select)| select.sql()).collect();
     let sql = format!(
         "SELECT r.start, r.globalTid, g.start, g.globalPid, g.deviceId, COALESCE(g.ctx, 0), g.streamId, g.bytes, g.fam \
@@ -84,6 +86,7 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
         kind: CursorKind::Link,
         order: Expr::out("start"),
         aux: Some(Expr::out("correlationId")),
+        aux_rule: AuxRule::Decline,
         source,
         what: WHAT,
         members: vec![Member {
@@ -105,6 +108,7 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
         kind: CursorKind::Link,
         order: Expr::out("correlationId"),
         aux: None,
+        aux_rule: AuxRule::Decline,
         source,
         what: WHAT,
         members: parts
@@ -235,28 +239,82 @@ impl ProcessOps<'_> {
     }
 }
 
-/// The sort-free link reader (see the module comment).
-pub struct LinkJoin<'c> {
-    calls: PartitionedRows<'c>,
-    /// Per process (globalTid >> 24): the partitions (threads) of its calls.
-    threads_of: BTreeMap<i64, Vec<usize>>,
-    /// Per process (globalPid >> 24): its operations.
-    ops: BTreeMap<i64, ProcessOps<'c>>,
-    /// Links of the current call, in order.
-    out: VecDeque<Record>,
+/// A CUDA call as the join needs it: its start, thread, correlation id, and the smallest
+/// correlation id its process's calls still to come may have (`None`: no call comes).
+#[derive(Clone, Copy, Debug)]
+pub struct Call {
+    start: i64,
+    gtid: i64,
+    corr: i64,
+    floor: Option<i64>,
 }
 
-impl<'c> LinkJoin<'c> {
-    /// The join over surveys already made (of `api` and `gpu`, on this connection's file).
-    pub fn new(
+/// The calls' side of a join: which threads are a process's, so that the floor of its calls
+/// still to come can be asked of the calls' reader.
+pub struct CallSide {
+    /// Per process with GPU operations (globalTid >> 24): the partitions (threads) of its calls.
+    threads_of: BTreeMap<i64, Vec<usize>>,
+}
+
+impl CallSide {
+    /// The threads of `keys` (a calls' reader's resources: `globalTid` first) in processes that
+    /// have operations.
+    fn new(keys: &[super::partitioned::Key], ops: &Operations) -> CallSide {
+        let mut threads_of: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
+        for (p, key) in keys.iter().enumerate() {
+            if let Some(gtid) = key[0] {
+                if ops.by_process.contains_key(&(gtid >> 24)) {
+                    threads_of.entry(gtid >> 24).or_default().push(p);
+                }
+            }
+        }
+        CallSide { threads_of }
+    }
+
+    /// The call `rows` just handed out (`None` for a row without correlation id, or on a
+    /// process without operations): its floor is read now, before `rows` moves on.
+    fn call(
+        &self,
+        rows: &mut PartitionedRows,
+        start: i64,
+        partition: usize,
+        corr: Option<i64>,
+    ) -> Option<Call> {
+        let (Some(corr), Some(gtid)) = (corr, rows.keys()[partition][0]) else {
+            return None;
+        };
+        let threads = self.threads_of.get(&(gtid >> 24))?;
+        // Every call of this process still to come has a correlation id >= floor.
+        let mut floor: Option<i64> = None;
+        for &t in threads {
+            if let Some(f) = rows.aux_floor(t) {
+                floor = Some(floor.map_or(f, |m| m.min(f)));
+            }
+        }
+        Some(Call {
+            start,
+            gtid,
+            corr,
+            floor,
+        })
+    }
+}
+
+/// The operations' side of a join: per process, its GPU operations in correlation id order.
+pub struct Operations<'c> {
+    /// Per process (globalPid >> 24).
+    by_process: BTreeMap<i64, ProcessOps<'c>>,
+}
+
+impl<'c> Operations<'c> {
+    /// The operations of `gpu`'s survey, on this connection's file.
+    fn new(
         conn: &'c Connection,
-        api: &Spec,
         gpu: &Spec,
-        calls: Survey,
         ops: Survey,
         pager: Option<std::rc::Rc<crate::sqlfile::Pager<'c>>>,
-    ) -> LinkJoin<'c> {
-        let ops = ops
+    ) -> Operations<'c> {
+        let by_process = ops
             .split_by(|k| k[0].map(|gpid| gpid >> 24))
             .into_iter()
             .filter_map(|(pk, s)| {
@@ -272,15 +330,76 @@ impl<'c> LinkJoin<'c> {
                 })
             })
             .collect();
-        let mut threads_of: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
-        for (p, key) in calls.keys().iter().enumerate() {
-            if let Some(gtid) = key[0] {
-                threads_of.entry(gtid >> 24).or_default().push(p);
+        Operations { by_process }
+    }
+
+    /// Appends the links of `call` (its operations in order) to `out`. Calls come in the
+    /// order of their start (then rowid).
+    fn links_of(&mut self, call: Call, cx: &SourceCx, out: &mut VecDeque<Record>) -> Result<()> {
+        let Some(p) = self.by_process.get_mut(&(call.gtid >> 24)) else {
+            return Ok(());
+        };
+        let (corr, floor) = (call.corr, call.floor);
+        let mut matched = p.waiting.remove(&corr).unwrap_or_default();
+        while let Some(op) = p.next_op(cx)? {
+            if op.corr > corr {
+                p.ahead = Some(op);
+                break;
+            }
+            if op.corr == corr {
+                matched.push(op);
+            } else if floor.is_some_and(|f| op.corr >= f) {
+                p.waiting.entry(op.corr).or_default().push(op);
+            }
+            // else: no call of this process has that id any more: an operation without call.
+        }
+        // Waiting operations below the floor will never find their call.
+        p.waiting = match floor {
+            Some(f) => p.waiting.split_off(&f),
+            None => BTreeMap::new(),
+        };
+        matched.sort_by_key(|o| (o.start, o.fam, o.tbl, o.rid));
+        for op in matched {
+            if let Some(r) = link(
+                cx,
+                call.start,
+                call.gtid,
+                op.start,
+                op.gpid,
+                op.stream,
+                op.bytes,
+                Some(op.fam),
+            ) {
+                out.push_back(r);
             }
         }
+        Ok(())
+    }
+}
+
+/// The sort-free link reader (see the module comment), reading the calls itself.
+pub struct LinkJoin<'c> {
+    calls: PartitionedRows<'c>,
+    side: CallSide,
+    ops: Operations<'c>,
+    /// Links of the current call, in order.
+    out: VecDeque<Record>,
+}
+
+impl<'c> LinkJoin<'c> {
+    /// The join over surveys already made (of `api` and `gpu`, on this connection's file).
+    pub fn new(
+        conn: &'c Connection,
+        api: &Spec,
+        gpu: &Spec,
+        calls: Survey,
+        ops: Survey,
+        pager: Option<std::rc::Rc<crate::sqlfile::Pager<'c>>>,
+    ) -> LinkJoin<'c> {
+        let ops = Operations::new(conn, gpu, ops, pager.clone());
         LinkJoin {
+            side: CallSide::new(calls.keys(), &ops),
             calls: PartitionedRows::new(conn, api, calls, pager),
-            threads_of,
             ops,
             out: VecDeque::new(),
         }
@@ -292,65 +411,97 @@ impl<'c> LinkJoin<'c> {
             if let Some(r) = self.out.pop_front() {
                 return Ok(Some(r));
             }
-            let Some(call) = self.calls.next_row(&cx.file)? else {
+            let Some(row) = self.calls.next_row(&cx.file)? else {
                 return Ok(None);
             };
             // Only the call's key, start and correlation id are needed: its values can go back.
-            let (call_start, call_partition, call_corr) = (call.start, call.partition, call.aux);
-            self.calls.recycle(call.row);
-            let Some(corr) = call_corr else {
+            let (start, partition, corr) = (row.start, row.partition, row.aux);
+            self.calls.recycle(row.row);
+            if corr.is_none() {
                 return Err(Error::BadData {
                     file: cx.file.clone(),
                     why: format!("{WHAT}: a call without correlation id"),
                 });
-            };
-            let Some(gtid) = self.calls.keys()[call_partition][0] else {
-                continue;
-            };
-            let pk = gtid >> 24;
-            // Every call of this process still to come has a correlation id >= floor.
-            let mut floor: Option<i64> = None;
-            for &t in self.threads_of.get(&pk).map_or(&[][..], |v| v.as_slice()) {
-                if let Some(f) = self.calls.aux_floor(t) {
-                    floor = Some(floor.map_or(f, |m| m.min(f)));
-                }
             }
-            let Some(p) = self.ops.get_mut(&pk) else {
-                continue;
-            };
-            let mut matched = p.waiting.remove(&corr).unwrap_or_default();
-            while let Some(op) = p.next_op(cx)? {
-                if op.corr > corr {
-                    p.ahead = Some(op);
-                    break;
-                }
-                if op.corr == corr {
-                    matched.push(op);
-                } else if floor.is_some_and(|f| op.corr >= f) {
-                    p.waiting.entry(op.corr).or_default().push(op);
-                }
-                // else: no call of this process has that id any more: an operation without call.
-            }
-            // Waiting operations below the floor will never find their call.
-            p.waiting = match floor {
-                Some(f) => p.waiting.split_off(&f),
-                None => BTreeMap::new(),
-            };
-            matched.sort_by_key(|o| (o.start, o.fam, o.tbl, o.rid));
-            for op in matched {
-                if let Some(r) = link(
-                    cx,
-                    call_start,
-                    gtid,
-                    op.start,
-                    op.gpid,
-                    op.stream,
-                    op.bytes,
-                    Some(op.fam),
-                ) {
-                    self.out.push_back(r);
-                }
+            if let Some(call) = self.side.call(&mut self.calls, start, partition, corr) {
+                self.ops.links_of(call, cx, &mut self.out)?;
             }
         }
+    }
+}
+
+/// The link join fed by the host calls' reader (whose rows carry the CUDA calls' correlation
+/// ids as their aux column): the CUDA API table is then read once, not a second time for the
+/// links. The host cursor hands each call it reads to [`CallTap`]; the reader passes them on
+/// to [`FedLinks::take`] and its links become a cursor of their own.
+///
+/// Why the order is the [`LinkJoin`]'s: calls come in the host reader's order, (start, family,
+/// rowid), which for CUDA calls is (start, rowid) as the join's; and a link goes out at its
+/// call's start, which is never after the host cursor's next record. The merge ranks host calls
+/// before links at one time, so when a link is due every call up to its time has been read.
+pub struct FedLinks<'c> {
+    ops: Operations<'c>,
+    out: VecDeque<Record>,
+}
+
+/// What the host cursor keeps of the calls it reads for [`FedLinks`].
+pub struct CallTap {
+    side: CallSide,
+    calls: Vec<Call>,
+}
+
+impl CallTap {
+    /// Takes the row the host reader `rows` just handed out (all of them, decoded or not: the
+    /// join sees every call, as when it read the table itself).
+    pub fn take(
+        &mut self,
+        rows: &mut PartitionedRows,
+        start: i64,
+        partition: usize,
+        aux: Option<i64>,
+    ) {
+        if let Some(call) = self.side.call(rows, start, partition, aux) {
+            self.calls.push(call);
+        }
+    }
+
+    /// The calls taken since the last time.
+    pub fn drain(&mut self) -> std::vec::Drain<'_, Call> {
+        self.calls.drain(..)
+    }
+}
+
+impl<'c> FedLinks<'c> {
+    /// The join of `gpu`'s operations with the calls of the host reader whose resources are
+    /// `host_keys`; the tap goes to the host cursor.
+    pub fn new(
+        conn: &'c Connection,
+        gpu: &Spec,
+        ops: Survey,
+        pager: Option<std::rc::Rc<crate::sqlfile::Pager<'c>>>,
+        host_keys: &[super::partitioned::Key],
+    ) -> (FedLinks<'c>, CallTap) {
+        let ops = Operations::new(conn, gpu, ops, pager);
+        let tap = CallTap {
+            side: CallSide::new(host_keys, &ops),
+            calls: Vec::new(),
+        };
+        (
+            FedLinks {
+                ops,
+                out: VecDeque::new(),
+            },
+            tap,
+        )
+    }
+
+    /// Joins a call the host reader read (calls in its order).
+    pub fn take(&mut self, call: Call, cx: &SourceCx) -> Result<()> {
+        self.ops.links_of(call, cx, &mut self.out)
+    }
+
+    /// The next link of the calls taken so far.
+    pub fn next_link(&mut self) -> Option<Record> {
+        self.out.pop_front()
     }
 }

@@ -65,9 +65,23 @@ pub struct Spec {
     pub columns: Vec<Expr>,
     /// The column rows are ordered by (then family, then rowid): `start` for time order.
     pub order: Expr,
-    /// A column that must increase strictly along each run (the survey declines otherwise), so
-    /// that [`PartitionedRows::aux_floor`] bounds what a resource's remaining rows hold.
+    /// A column that must increase strictly along each run, so that
+    /// [`PartitionedRows::aux_floor`] bounds what a resource's remaining rows hold; `aux_rule`
+    /// says what the survey does where it does not.
     pub aux: Option<Expr>,
+    pub aux_rule: AuxRule,
+}
+
+/// What a survey does where the `aux` column does not increase strictly along a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AuxRule {
+    /// Declines (the reader's order is useless without it): aux must be an integer on every
+    /// row, increasing along each run.
+    Decline,
+    /// Goes on, and says so in [`Survey::aux_sound`] (the rows are read in order either way;
+    /// only the floor is then unusable). NULL is allowed: members without the column give it,
+    /// and a run's NULLs after its last integer do not hide anything from the floor.
+    Note,
 }
 
 /// Up to four integer-or-NULL parts (stream: process, device, context, stream; thread: tid).
@@ -159,12 +173,21 @@ pub struct Survey {
     keys: Vec<Key>,
     /// Run indices of each partition.
     by_partition: Vec<Vec<usize>>,
+    /// Whether [`PartitionedRows::aux_floor`] is right: the aux column increases strictly along
+    /// every run, and no NULL comes before an integer in a run (always, under
+    /// [`AuxRule::Decline`]).
+    aux_sound: bool,
 }
 
 impl Survey {
     /// The resources' keys, by partition index.
     pub fn keys(&self) -> &[Key] {
         &self.keys
+    }
+
+    /// Whether the aux column bounds each resource's remaining rows (see [`AuxRule`]).
+    pub fn aux_sound(&self) -> bool {
+        self.aux_sound
     }
 
     /// Splits the resources into groups (e.g. per process): one survey per group, in group order.
@@ -178,6 +201,7 @@ impl Survey {
                 runs: Vec::new(),
                 keys: Vec::new(),
                 by_partition: Vec::new(),
+                aux_sound: self.aux_sound,
             });
             let np = part.keys.len();
             part.keys.push(*key);
@@ -306,13 +330,16 @@ fn survey_query(spec: &Spec, m: usize) -> Option<Select> {
 /// appearance; [`combine`] renumbers them as one scan after the other would have).
 struct MemberSurvey {
     member: usize,
-    aux: bool,
+    /// The spec's aux rule, where it has an aux column.
+    aux: Option<AuxRule>,
     partition_len: usize,
     runs: Vec<Run>,
     keys: Vec<Key>,
     index: FastMap<Key, usize>,
-    /// Per partition: (index of its open run, order and aux value of its last row).
-    open: FastMap<usize, (usize, i64, Option<i64>)>,
+    /// Per partition: its open run, the order value of the run's last row, and its aux.
+    open: FastMap<usize, (usize, i64, RunAux)>,
+    /// Under [`AuxRule::Note`]: false once a run breaks the rule.
+    aux_sound: bool,
     last: Option<(Key, usize)>,
     first_rid: Option<i64>,
     last_rid: i64,
@@ -323,6 +350,7 @@ struct MemberSurvey {
 struct MemberRuns {
     runs: Vec<Run>,
     keys: Vec<Key>,
+    aux_sound: bool,
     /// Rowids from the member's first row to its last (0 without rows).
     span_rows: i64,
 }
@@ -331,12 +359,13 @@ impl MemberSurvey {
     fn new(spec: &Spec, member: usize) -> MemberSurvey {
         MemberSurvey {
             member,
-            aux: spec.aux.is_some(),
+            aux: spec.aux.is_some().then_some(spec.aux_rule),
             partition_len: spec.partition.len(),
             runs: Vec::new(),
             keys: Vec::new(),
             index: FastMap::default(),
             open: FastMap::default(),
+            aux_sound: true,
             last: None,
             first_rid: None,
             last_rid: 0,
@@ -367,9 +396,9 @@ impl MemberSurvey {
         let ValueRef::Integer(order) = order else {
             return declined(self);
         };
-        let aux = match aux {
-            ValueRef::Integer(v) => Some(v),
-            ValueRef::Null if !self.aux => None,
+        let aux = match (aux, self.aux) {
+            (ValueRef::Integer(v), _) => Some(v),
+            (ValueRef::Null, None | Some(AuxRule::Note)) => None,
             _ => return declined(self),
         };
         let mut key: Key = [None; 4];
@@ -401,22 +430,28 @@ impl MemberSurvey {
             }
         };
         match self.open.get_mut(&p) {
-            Some((r, prev, prev_aux)) if order >= *prev => {
-                if self.aux && aux <= *prev_aux {
-                    return declined(self); // the aux column does not increase along the run
+            Some((r, prev, run_aux)) if order >= *prev => {
+                match self.aux {
+                    Some(AuxRule::Decline) if aux <= run_aux.last => {
+                        return declined(self); // the aux column does not increase along the run
+                    }
+                    Some(AuxRule::Note) if !run_aux.follows(aux) => self.aux_sound = false,
+                    _ => {}
                 }
+                run_aux.take(aux);
                 let run = &mut self.runs[*r];
                 run.hi = rid;
                 run.rows += 1;
                 run.last_order = order;
                 *prev = order;
-                *prev_aux = aux;
             }
             _ => {
                 if self.runs.len() == MAX_RUNS {
                     return declined(self);
                 }
-                self.open.insert(p, (self.runs.len(), order, aux));
+                let mut run_aux = RunAux::default();
+                run_aux.take(aux);
+                self.open.insert(p, (self.runs.len(), order, run_aux));
                 self.runs.push(Run {
                     member: self.member,
                     partition: p,
@@ -441,8 +476,35 @@ impl MemberSurvey {
         Some(MemberRuns {
             runs: self.runs,
             keys: self.keys,
+            aux_sound: self.aux_sound,
             span_rows,
         })
+    }
+}
+
+/// The aux values of a run so far: its last one, and whether a NULL came.
+#[derive(Clone, Copy, Default)]
+struct RunAux {
+    last: Option<i64>,
+    null_seen: bool,
+}
+
+impl RunAux {
+    fn take(&mut self, aux: Option<i64>) {
+        match aux {
+            Some(_) => self.last = aux,
+            None => self.null_seen = true,
+        }
+    }
+
+    /// Whether `aux` keeps the floor right ([`AuxRule::Note`]): a NULL always does (the run's
+    /// head is then left out of the floor, and so must every later row be: only NULLs may
+    /// follow); an integer only above the last one and before any NULL.
+    fn follows(&self, aux: Option<i64>) -> bool {
+        match aux {
+            None => true,
+            Some(a) => !self.null_seen && self.last.is_none_or(|l| a > l),
+        }
     }
 }
 
@@ -452,6 +514,7 @@ fn combine(members: Vec<MemberRuns>) -> Option<Survey> {
     let mut keys: Vec<Key> = Vec::new();
     let mut index: FastMap<Key, usize> = FastMap::default();
     let mut span_rows = 0i64;
+    let aux_sound = members.iter().all(|m| m.aux_sound);
     for m in members {
         // The member's resources in its order of first appearance: new ones numbered next, as
         // one scan after the other numbers them.
@@ -496,6 +559,7 @@ fn combine(members: Vec<MemberRuns>) -> Option<Survey> {
         runs,
         keys,
         by_partition,
+        aux_sound,
     })
 }
 
@@ -693,6 +757,11 @@ impl<'c> PartitionedRows<'c> {
     /// The resources' keys, by partition index.
     pub fn keys(&self) -> &[Key] {
         &self.survey.keys
+    }
+
+    /// Whether [`aux_floor`](Self::aux_floor) is right (see [`AuxRule`]).
+    pub fn aux_sound(&self) -> bool {
+        self.survey.aux_sound
     }
 
     /// The smallest aux value among a resource's rows not handed out yet (runs increase in aux,
@@ -956,6 +1025,78 @@ mod tests {
             last_order,
             rows: 1,
         }
+    }
+
+    /// Surveys rows `(thread, start, aux)` (in rowid order) of one member whose aux is the
+    /// correlation id, under `rule`: the survey's outcome and, if any, whether its aux is sound.
+    fn surveyed(rule: AuxRule, rows: &[(i64, i64, Option<i64>)]) -> Option<bool> {
+        let spec = Spec {
+            kind: CursorKind::Host,
+            source: 0,
+            what: "calls",
+            members: vec![Member {
+                fam: 0,
+                select: Select::new("T"),
+                present: Vec::new(),
+            }],
+            partition: vec![Expr::out("tid")],
+            columns: Vec::new(),
+            order: Expr::out("start"),
+            aux: Some(Expr::out("corr")),
+            aux_rule: rule,
+        };
+        let mut scan = MemberSurvey::new(&spec, 0);
+        for (rid, &(tid, start, aux)) in rows.iter().enumerate() {
+            let aux = aux.map_or(ValueRef::Null, ValueRef::Integer);
+            let key = [
+                ValueRef::Integer(tid),
+                ValueRef::Null,
+                ValueRef::Null,
+                ValueRef::Null,
+            ];
+            if !scan.take(rid as i64 + 1, ValueRef::Integer(start), aux, &key) {
+                break;
+            }
+        }
+        combine(vec![scan.finish()?]).map(|s| s.aux_sound())
+    }
+
+    #[test]
+    fn an_aux_column_that_breaks_the_rule_declines_or_is_noted() {
+        use AuxRule::{Decline, Note};
+        // Two threads, each increasing in start and id: sound either way.
+        let good = [
+            (1, 10, Some(1)),
+            (2, 11, Some(2)),
+            (1, 12, Some(3)),
+            (2, 13, Some(5)),
+        ];
+        assert_eq!(surveyed(Decline, &good), Some(true));
+        assert_eq!(surveyed(Note, &good), Some(true));
+        // An id that falls along a thread's run.
+        let falls = [(1, 10, Some(3)), (2, 11, Some(2)), (1, 12, Some(1))];
+        assert_eq!(surveyed(Decline, &falls), None);
+        assert_eq!(surveyed(Note, &falls), Some(false));
+        // Where the start falls the thread's next run begins: its ids start afresh.
+        let new_run = [(1, 10, Some(3)), (1, 5, Some(1)), (1, 6, Some(2))];
+        assert_eq!(surveyed(Note, &new_run), Some(true));
+        // NULL ids: Decline wants an integer on every row. Under Note, NULLs after a run's
+        // last id hide nothing; a NULL before an id would hide that id from the floor.
+        let null_last = [
+            (1, 10, Some(1)),
+            (1, 11, None),
+            (2, 12, Some(2)),
+            (1, 13, None),
+        ];
+        assert_eq!(surveyed(Decline, &null_last), None);
+        assert_eq!(surveyed(Note, &null_last), Some(true));
+        let null_first = [(1, 10, None), (1, 11, Some(1))];
+        assert_eq!(surveyed(Note, &null_first), Some(false));
+        let null_between = [(1, 10, Some(1)), (1, 11, None), (1, 12, Some(2))];
+        assert_eq!(surveyed(Note, &null_between), Some(false));
+        // ... but a NULL in one run does not concern the thread's next run.
+        let null_then_new_run = [(1, 10, Some(1)), (1, 11, None), (1, 2, Some(2))];
+        assert_eq!(surveyed(Note, &null_then_new_run), Some(true));
     }
 
     #[test]

@@ -9,10 +9,10 @@ use super::surveys::{survey_all, Job, Outcome};
 use super::{record_family_name, Plan};
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
-use crate::nsys::cursor::{Cursor, OwnedRows, Partitioned, Query, RowSource, SourceCx};
+use crate::nsys::cursor::{Cursor, CursorKind, OwnedRows, Partitioned, Query, RowSource, SourceCx};
 use crate::nsys::discover::Discovery;
 use crate::nsys::keyed::KeyedRows;
-use crate::nsys::links::LinkJoin;
+use crate::nsys::links::{CallTap, FedLinks, LinkJoin};
 use crate::nsys::partitioned::{PartitionedRows, Spec, Survey};
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
 use crate::options::{Family, Options, ReadOrder, ReadPages};
@@ -82,6 +82,7 @@ pub(super) struct ReadSummary {
     pub counts: BTreeMap<&'static str, u64>,
     pub warnings: Vec<String>,
     pub sorted_by_sql: Vec<String>,
+    pub links_from_host_calls: Vec<String>,
 }
 
 /// Opens every cursor of every input and merges them (k-way, by time) into `out`; `names` gets
@@ -114,6 +115,8 @@ pub(crate) struct Reader<'c> {
     cursors: Vec<Cursor<'c>>,
     /// (time, family rank, cursor) of every cursor with a head, the earliest on top.
     heap: BinaryHeap<Reverse<(u64, u8, usize)>>,
+    /// Per cursor: the link cursor fed with the calls it reads (a host cursor's [`CallTap`]).
+    fed: Vec<Option<usize>>,
     /// The cursor whose head was handed out last: it moves on at the next call (so that what
     /// it decodes follows the record handed out, as when the sinks were called in between).
     to_advance: Option<usize>,
@@ -122,6 +125,7 @@ pub(crate) struct Reader<'c> {
     tally: Vec<(&'static str, u64)>,
     records: u64,
     sorted_by_sql: Vec<String>,
+    links_from_host_calls: Vec<String>,
 }
 
 impl<'c> Reader<'c> {
@@ -258,7 +262,11 @@ impl<'c> Reader<'c> {
             })
             .collect();
         let mut fast: Vec<Option<RowSource>> = Vec::with_capacity(queries.len());
-        for q in &queries {
+        // Per query: the call tap a host cursor gets where the link join takes its calls, and
+        // the link cursor that gets them.
+        let mut taps: Vec<Option<CallTap>> = queries.iter().map(|_| None).collect();
+        let mut fed: Vec<Option<usize>> = vec![None; queries.len()];
+        for (qi, q) in queries.iter().enumerate() {
             let ex = &exports[q.source];
             let read = |e| Error::read(&ex.label, q.what, e);
             let mut runs = || match surveyed.pop_front() {
@@ -283,9 +291,28 @@ impl<'c> Reader<'c> {
                     _ => unreachable!("keys per keyed job, in order"),
                 },
                 (Some(Partitioned::Links { api, gpu }), ReadOrder::Auto) => {
-                    match (runs()?, runs()?) {
-                        (Some(calls), Some(ops)) => Some(RowSource::Links(Box::new(
-                            LinkJoin::new(&ex.conn, api, gpu, calls, ops, pagers[q.source].clone()),
+                    let (calls, ops) = (runs()?, runs()?);
+                    let pager = pagers[q.source].clone();
+                    // The host cursor of this input, where it reads the calls in runs whose
+                    // correlation ids bound what is still to come.
+                    let host = (0..qi).find(|&h| {
+                        queries[h].kind == CursorKind::Host
+                            && queries[h].source == q.source
+                            && matches!(&fast[h], Some(RowSource::Partitioned(p)) if p.aux_sound())
+                    });
+                    match (host, calls, ops) {
+                        (Some(h), _, Some(ops)) => {
+                            let Some(RowSource::Partitioned(host_rows)) = &fast[h] else {
+                                unreachable!("found above")
+                            };
+                            let (links, tap) =
+                                FedLinks::new(&ex.conn, gpu, ops, pager, host_rows.keys());
+                            taps[h] = Some(tap);
+                            fed[h] = Some(qi);
+                            Some(RowSource::FedLinks(Box::new(links)))
+                        }
+                        (None, Some(calls), Some(ops)) => Some(RowSource::Links(Box::new(
+                            LinkJoin::new(&ex.conn, api, gpu, calls, ops, pager),
                         ))),
                         _ => None,
                     }
@@ -301,8 +328,14 @@ impl<'c> Reader<'c> {
             })
             .map(|(q, _)| format!("{}: {}", exports[q.source].label, q.what))
             .collect();
+        let links_from_host_calls: Vec<String> = queries
+            .iter()
+            .zip(&fast)
+            .filter(|(_, f)| matches!(f, Some(RowSource::FedLinks(_))))
+            .map(|(q, _)| exports[q.source].label.clone())
+            .collect();
         let mut cursors: Vec<Cursor> = Vec::with_capacity(queries.len());
-        for (q, f) in queries.iter().zip(fast) {
+        for ((q, f), tap) in queries.iter().zip(fast).zip(taps) {
             let ex = &exports[q.source];
             let rows = match f {
                 Some(f) => f,
@@ -319,16 +352,19 @@ impl<'c> Reader<'c> {
                 what: q.what,
                 rows,
                 head: None,
+                tap,
             });
         }
         Ok(Reader {
             cxs,
             cursors,
+            fed,
             heap: BinaryHeap::new(),
             to_advance: None,
             tally: Vec::new(),
             records: 0,
             sorted_by_sql,
+            links_from_host_calls,
         })
     }
 
@@ -346,6 +382,34 @@ impl<'c> Reader<'c> {
                 self.heap.push(Reverse((r.time(), r.family_rank(), i)));
             }
         }
+        for i in 0..self.cursors.len() {
+            self.feed(i, names)?;
+        }
+        Ok(())
+    }
+
+    /// Passes the calls cursor `i` read since the last time on to its link cursor, which
+    /// rejoins the merge if it had no head (not in the heap) and now has one. Every link of a
+    /// call goes out at the call's start, so none is due before the host cursor's head: the
+    /// merge ranks host calls before links at one time.
+    fn feed(&mut self, i: usize, names: &mut Names) -> Result<()> {
+        let Some(j) = self.fed[i] else {
+            return Ok(());
+        };
+        let (host, links) = pair_mut(&mut self.cursors, i, j);
+        let (Some(tap), RowSource::FedLinks(joined)) = (&mut host.tap, &mut links.rows) else {
+            unreachable!("a fed pair is a host cursor with a tap and a fed link cursor");
+        };
+        let cx = &self.cxs[host.source];
+        for call in tap.drain() {
+            joined.take(call, cx)?;
+        }
+        if links.head.is_none() {
+            links.advance(&mut self.cxs, names)?;
+            if let Some(r) = &links.head {
+                self.heap.push(Reverse((r.time(), r.family_rank(), j)));
+            }
+        }
         Ok(())
     }
 
@@ -360,9 +424,13 @@ impl<'c> Reader<'c> {
                 .peek_mut()
                 .expect("the cursor handed out was on top");
             match &c.head {
-                Some(r) => *top = Reverse((r.time(), r.family_rank(), i)),
+                Some(r) => {
+                    *top = Reverse((r.time(), r.family_rank(), i));
+                    drop(top);
+                }
                 None => drop(PeekMut::pop(top)),
             }
+            self.feed(i, names)?;
         }
         let Some(&Reverse((_, _, i))) = self.heap.peek() else {
             return Ok(None);
@@ -402,6 +470,19 @@ impl<'c> Reader<'c> {
             counts,
             warnings,
             sorted_by_sql: self.sorted_by_sql,
+            links_from_host_calls: self.links_from_host_calls,
         }
+    }
+}
+
+/// Two distinct elements of a slice, both mutable.
+fn pair_mut<T>(items: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
+    assert_ne!(a, b, "two distinct elements");
+    if a < b {
+        let (x, y) = items.split_at_mut(b);
+        (&mut x[a], &mut y[0])
+    } else {
+        let (x, y) = items.split_at_mut(a);
+        (&mut y[0], &mut x[b])
     }
 }
