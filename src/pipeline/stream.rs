@@ -68,7 +68,9 @@ pub(super) fn early_specs(ex: &Export, families: &BTreeSet<Family>, src: usize) 
     for q in queries {
         match q.partitioned {
             Some(Partitioned::Rows(spec)) => specs.push(spec),
-            Some(Partitioned::Links { api, gpu }) => specs.extend([api, gpu]),
+            // The calls' own survey only where the host calls' reader cannot feed the join
+            // (Reader::open asks for it then): most often it can.
+            Some(Partitioned::Links { gpu, .. }) => specs.push(gpu),
             _ => {}
         }
     }
@@ -219,23 +221,39 @@ impl<'c> Reader<'c> {
         let mut surveyed: std::collections::VecDeque<Option<rusqlite::Result<Option<Survey>>>> =
             std::collections::VecDeque::new();
         if opts.read_order == ReadOrder::Auto {
+            // Per input: whether discovery's survey of its host calls can feed the link join
+            // (then the join's own survey of the calls is not needed).
+            let mut host_feeds = vec![false; exports.len()];
             for q in &queries {
                 let source = q.source;
-                let mut runs = |spec| {
+                // Takes discovery's survey of `spec`, or asks for one where `needed`; says
+                // whether discovery's has a sound aux column.
+                let mut runs = |spec, needed: bool| {
                     let early = plan.surveys[source]
                         .lock()
                         .expect("only this thread takes surveys")
                         .take(spec);
-                    if early.is_none() {
-                        jobs.push(Job::Runs { source, spec });
+                    let sound = matches!(&early, Some(Ok(Some(s))) if s.aux_sound());
+                    match early {
+                        Some(early) => surveyed.push_back(Some(early)),
+                        None if needed => {
+                            jobs.push(Job::Runs { source, spec });
+                            surveyed.push_back(None);
+                        }
+                        None => surveyed.push_back(Some(Ok(None))),
                     }
-                    surveyed.push_back(early);
+                    sound
                 };
                 match &q.partitioned {
-                    Some(Partitioned::Rows(spec)) => runs(spec),
+                    Some(Partitioned::Rows(spec)) => {
+                        let sound = runs(spec, true);
+                        if q.kind == CursorKind::Host {
+                            host_feeds[source] = sound && spec.aux.is_some();
+                        }
+                    }
                     Some(Partitioned::Links { api, gpu }) => {
-                        runs(api);
-                        runs(gpu);
+                        runs(api, !host_feeds[source]);
+                        runs(gpu, true);
                     }
                     Some(Partitioned::Keys(spec)) => {
                         let counted = plan.discoveries[source].nvtx_rows;
