@@ -11,6 +11,10 @@
 //!   read in correlation-id order (per-stream runs, merged). Operations met before their call (calls of another thread that come later in time) wait
 //!   in a small map; those below every correlation id still to come have no call and are dropped,
 //!   as the join drops them.
+//!
+//! The merge join takes its calls from one of two places: the host calls' reader, which reads
+//! the CUDA API table anyway ([`FedLinks`], where its survey found the ids in order), or a
+//! reader of its own ([`LinkJoin`], which reads the table a second time).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
