@@ -777,6 +777,22 @@ impl<'c> PartitionedRows<'c> {
         None
     }
 
+    /// Adds run `r`'s new head (aux `a`) to resource `p`'s heads. The entries its runs left
+    /// behind go when the floor is asked and they come to the top ([`aux_floor`]), and here
+    /// once they outnumber the resource's runs: a resource whose floor is seldom asked (a
+    /// process whose calls launch nothing) or whose runs overlap in time would otherwise keep
+    /// one entry per row it read.
+    ///
+    /// [`aux_floor`]: Self::aux_floor
+    fn push_aux_head(&mut self, p: usize, a: i64, r: usize) {
+        let heap = &mut self.aux_heads[p];
+        heap.push(Reverse((a, r)));
+        if heap.len() > 2 * self.survey.by_partition[p].len() {
+            let head_aux = &self.head_aux;
+            heap.retain(|&Reverse((a, r))| head_aux[r] == Some(a));
+        }
+    }
+
     /// Opens a run if needed and makes sure it has a buffered row, unless it is finished.
     fn fill(&mut self, r: usize, file: &str) -> Result<()> {
         let run = &self.survey.runs[r];
@@ -958,7 +974,7 @@ impl<'c> PartitionedRows<'c> {
                 *top = Reverse((order, fam, rid, r));
                 drop(top);
                 if let Some(a) = aux {
-                    self.aux_heads[p].push(Reverse((a, r)));
+                    self.push_aux_head(p, a, r);
                 }
             }
             None => drop(PeekMut::pop(top)),
@@ -1097,6 +1113,52 @@ mod tests {
         // ... but a NULL in one run does not concern the thread's next run.
         let null_then_new_run = [(1, 10, Some(1)), (1, 11, None), (1, 2, Some(2))];
         assert_eq!(surveyed(Note, &null_then_new_run), Some(true));
+    }
+
+    #[test]
+    fn aux_heads_stay_small_when_no_floor_is_asked() {
+        // One thread's 2 000 calls in two runs that overlap in time (the second block starts
+        // over), read to the end without asking the floor (as for a process whose calls launch
+        // nothing): the heads left behind as the runs move on must not pile up.
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE T (start INTEGER, tid INTEGER, corr INTEGER);
+             WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 999)
+             INSERT INTO T SELECT 1000 + 2 * n, 1, 1 + n FROM i;
+             WITH RECURSIVE i(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM i WHERE n < 999)
+             INSERT INTO T SELECT 1001 + 2 * n, 1, 2001 + n FROM i;",
+        )
+        .unwrap();
+        let spec = Spec {
+            kind: CursorKind::Host,
+            source: 0,
+            what: "calls",
+            members: vec![Member {
+                fam: 0,
+                select: Select::new("T")
+                    .output("rid", crate::nsys::select::Val::Rowid)
+                    .output("start", crate::nsys::select::Val::col("start"))
+                    .output("tid", crate::nsys::select::Val::col("tid"))
+                    .output("corr", crate::nsys::select::Val::col("corr")),
+                present: Vec::new(),
+            }],
+            partition: vec![Expr::out("tid")],
+            columns: Vec::new(),
+            order: Expr::out("start"),
+            aux: Some(Expr::out("corr")),
+            aux_rule: AuxRule::Note,
+        };
+        let surveyed = survey(&conn, &spec, false).unwrap().expect("runs");
+        assert_eq!(surveyed.runs.len(), 2);
+        let mut rows = PartitionedRows::new(&conn, &spec, surveyed, None);
+        let (mut read, mut most) = (0, 0);
+        while let Some(row) = rows.next_row("test").unwrap() {
+            rows.recycle(row.row);
+            read += 1;
+            most = most.max(rows.aux_heads[0].len());
+        }
+        assert_eq!(read, 2000);
+        assert!(most <= 2 * 2 + 1, "{most} heads kept for 2 runs");
     }
 
     #[test]
