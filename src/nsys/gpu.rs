@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Fields, Partitioned, Query, SourceCx};
 use super::ids::process_key;
-use super::partitioned::{AuxRule, Member, Spec};
+use super::partitioned::{Member, Spec};
 use super::select::{Expr, Select, Val};
 use super::Schema;
 use crate::error::Result;
@@ -118,7 +118,6 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
         kind: CursorKind::Gpu,
         order: Expr::out("start"),
         aux: None,
-        aux_rule: AuxRule::Decline,
         source,
         what: WHAT_ALL,
         partition: vec![

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::cursor::{int, text, u64_or_0, CursorKind, Fields, Partitioned, Query, SourceCx};
 use super::discover::Discovery;
-use super::partitioned::{AuxRule, Member, Spec};
+use super::partitioned::{Aux, AuxRule, Member, Spec};
 use super::select::{Cond, Expr, Select, Val};
 use super::Schema;
 use crate::error::Result;
@@ -222,8 +222,10 @@ pub fn query(
         order: Expr::out("start"),
         // The CUDA calls' correlation ids, where the link join takes its calls from this
         // reader (links.rs: FedLinks); the other members give NULL.
-        aux: super::links::wanted(families).then(|| Expr::out("corr")),
-        aux_rule: AuxRule::Note,
+        aux: super::links::wanted(families).then(|| Aux {
+            column: Expr::out("corr"),
+            rule: AuxRule::Note,
+        }),
         source,
         what: WHAT_ALL,
         partition: vec![Expr::out("globalTid")],

@@ -22,7 +22,7 @@ use rusqlite::Connection;
 
 use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Fields, Query, SourceCx};
 use super::ids::process_key;
-use super::partitioned::{AuxRule, Member, PartitionedRows, Spec, Survey};
+use super::partitioned::{Aux, AuxRule, Member, PartitionedRows, Spec, Survey};
 use super::select::{Expr, Select, Val};
 use super::Schema;
 use crate::error::{Error, Result};
@@ -89,8 +89,10 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
     let api = Spec {
         kind: CursorKind::Link,
         order: Expr::out("start"),
-        aux: Some(Expr::out("correlationId")),
-        aux_rule: AuxRule::Decline,
+        aux: Some(Aux {
+            column: Expr::out("correlationId"),
+            rule: AuxRule::Decline,
+        }),
         source,
         what: WHAT,
         members: vec![Member {
@@ -112,7 +114,6 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
         kind: CursorKind::Link,
         order: Expr::out("correlationId"),
         aux: None,
-        aux_rule: AuxRule::Decline,
         source,
         what: WHAT,
         members: parts
@@ -255,7 +256,7 @@ pub struct Call {
 
 /// The calls' side of a join: which threads are a process's, so that the floor of its calls
 /// still to come can be asked of the calls' reader.
-pub struct CallSide {
+struct CallSide {
     /// Per process with GPU operations (globalTid >> 24): the partitions (threads) of its calls.
     threads_of: BTreeMap<i64, Vec<usize>>,
 }
@@ -305,7 +306,7 @@ impl CallSide {
 }
 
 /// The operations' side of a join: per process, its GPU operations in correlation id order.
-pub struct Operations<'c> {
+struct Operations<'c> {
     /// Per process (globalPid >> 24).
     by_process: BTreeMap<i64, ProcessOps<'c>>,
 }

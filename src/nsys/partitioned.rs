@@ -65,11 +65,29 @@ pub struct Spec {
     pub columns: Vec<Expr>,
     /// The column rows are ordered by (then family, then rowid): `start` for time order.
     pub order: Expr,
-    /// A column that must increase strictly along each run, so that
-    /// [`PartitionedRows::aux_floor`] bounds what a resource's remaining rows hold; `aux_rule`
-    /// says what the survey does where it does not.
-    pub aux: Option<Expr>,
-    pub aux_rule: AuxRule,
+    /// A column that must increase strictly along each run (see [`Aux`]).
+    pub aux: Option<Aux>,
+}
+
+/// A column that must increase strictly along each run, so that
+/// [`PartitionedRows::aux_floor`] bounds what a resource's remaining rows hold; `rule` says what
+/// the survey does where it does not.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Aux {
+    /// An expression over a member's output.
+    pub column: Expr,
+    pub rule: AuxRule,
+}
+
+impl Aux {
+    /// The column in SQL, and as an expression: `NULL` where the spec has none.
+    fn sql(aux: &Option<Aux>) -> String {
+        aux.as_ref().map_or("NULL".into(), |a| a.column.sql())
+    }
+
+    fn expr(aux: &Option<Aux>) -> Expr {
+        aux.as_ref().map_or(Expr::Null, |a| a.column.clone())
+    }
 }
 
 /// What a survey does where the `aux` column does not increase strictly along a run.
@@ -308,7 +326,7 @@ fn member_scan_sql(spec: &Spec, m: usize) -> String {
     format!(
         "SELECT rid, {}, {}, {} FROM ({}) ORDER BY rid",
         spec.order.sql(),
-        spec.aux.as_ref().map_or("NULL".into(), Expr::sql),
+        Aux::sql(&spec.aux),
         partition.join(", "),
         spec.members[m].select.sql()
     )
@@ -318,7 +336,7 @@ fn member_scan_sql(spec: &Spec, m: usize) -> String {
 /// order, aux, partition), as a query of its own table.
 fn survey_query(spec: &Spec, m: usize) -> Option<Select> {
     let rid = Expr::out("rid");
-    let aux = spec.aux.clone().unwrap_or(Expr::Null);
+    let aux = Aux::expr(&spec.aux);
     let exprs: Vec<&Expr> = [&rid, &spec.order, &aux]
         .into_iter()
         .chain(&spec.partition)
@@ -359,7 +377,7 @@ impl MemberSurvey {
     fn new(spec: &Spec, member: usize) -> MemberSurvey {
         MemberSurvey {
             member,
-            aux: spec.aux.is_some().then_some(spec.aux_rule),
+            aux: spec.aux.as_ref().map(|a| a.rule),
             partition_len: spec.partition.len(),
             runs: Vec::new(),
             keys: Vec::new(),
@@ -649,7 +667,7 @@ impl<'c> DirectFetch<'c> {
 /// partition, as a query of its own table.
 fn fetch_query(spec: &Spec, m: usize, fetched: &[usize]) -> Option<Select> {
     let rid = Expr::out("rid");
-    let aux = spec.aux.clone().unwrap_or(Expr::Null);
+    let aux = Aux::expr(&spec.aux);
     let exprs: Vec<&Expr> = fetched
         .iter()
         .map(|&i| &spec.columns[i])
@@ -695,7 +713,7 @@ impl<'c> PartitionedRows<'c> {
                     .collect()
             })
             .collect();
-        let aux = spec.aux.as_ref().map_or("NULL".into(), Expr::sql);
+        let aux = Aux::sql(&spec.aux);
         let fetch_sql = spec
             .members
             .iter()
@@ -1058,8 +1076,10 @@ mod tests {
             partition: vec![Expr::out("tid")],
             columns: Vec::new(),
             order: Expr::out("start"),
-            aux: Some(Expr::out("corr")),
-            aux_rule: rule,
+            aux: Some(Aux {
+                column: Expr::out("corr"),
+                rule,
+            }),
         };
         let mut scan = MemberSurvey::new(&spec, 0);
         for (rid, &(tid, start, aux)) in rows.iter().enumerate() {
@@ -1145,8 +1165,10 @@ mod tests {
             partition: vec![Expr::out("tid")],
             columns: Vec::new(),
             order: Expr::out("start"),
-            aux: Some(Expr::out("corr")),
-            aux_rule: AuxRule::Note,
+            aux: Some(Aux {
+                column: Expr::out("corr"),
+                rule: AuxRule::Note,
+            }),
         };
         let surveyed = survey(&conn, &spec, false).unwrap().expect("runs");
         assert_eq!(surveyed.runs.len(), 2);

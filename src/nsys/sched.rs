@@ -4,7 +4,7 @@
 //! thread closes at the end of the trace.
 
 use super::cursor::{int, CursorKind, Fields, Partitioned, Query, SourceCx};
-use super::partitioned::{AuxRule, Member, Spec};
+use super::partitioned::{Member, Spec};
 use super::select::{Expr, Select, Val};
 use crate::error::Result;
 use crate::model::{CpuRun, Ns, Record};
@@ -49,7 +49,6 @@ pub fn spec(source: usize) -> Spec {
         kind: CursorKind::Sched,
         order: Expr::out("start"),
         aux: None,
-        aux_rule: AuxRule::Decline,
         source,
         what: "CPU scheduling",
         members: vec![Member {
