@@ -1061,16 +1061,21 @@ mod tests {
         }
     }
 
-    /// Surveys rows `(thread, start, aux)` (in rowid order) of one member whose aux is the
-    /// correlation id, under `rule`: the survey's outcome and, if any, whether its aux is sound.
-    fn surveyed(rule: AuxRule, rows: &[(i64, i64, Option<i64>)]) -> Option<bool> {
-        let spec = Spec {
+    /// Calls of table `T (start, tid, corr)` by thread, in time order, the correlation id
+    /// their aux column under `rule`.
+    fn calls_spec(rule: AuxRule) -> Spec {
+        use crate::nsys::select::Val;
+        Spec {
             kind: CursorKind::Host,
             source: 0,
             what: "calls",
             members: vec![Member {
                 fam: 0,
-                select: Select::new("T"),
+                select: Select::new("T")
+                    .output("rid", Val::Rowid)
+                    .output("start", Val::col("start"))
+                    .output("tid", Val::col("tid"))
+                    .output("corr", Val::col("corr")),
                 present: Vec::new(),
             }],
             partition: vec![Expr::out("tid")],
@@ -1080,7 +1085,13 @@ mod tests {
                 column: Expr::out("corr"),
                 rule,
             }),
-        };
+        }
+    }
+
+    /// Surveys rows `(thread, start, aux)` (in rowid order) of one member whose aux is the
+    /// correlation id, under `rule`: the survey's outcome and, if any, whether its aux is sound.
+    fn surveyed(rule: AuxRule, rows: &[(i64, i64, Option<i64>)]) -> Option<bool> {
+        let spec = calls_spec(rule);
         let mut scan = MemberSurvey::new(&spec, 0);
         for (rid, &(tid, start, aux)) in rows.iter().enumerate() {
             let aux = aux.map_or(ValueRef::Null, ValueRef::Integer);
@@ -1149,27 +1160,7 @@ mod tests {
              INSERT INTO T SELECT 1001 + 2 * n, 1, 2001 + n FROM i;",
         )
         .unwrap();
-        let spec = Spec {
-            kind: CursorKind::Host,
-            source: 0,
-            what: "calls",
-            members: vec![Member {
-                fam: 0,
-                select: Select::new("T")
-                    .output("rid", crate::nsys::select::Val::Rowid)
-                    .output("start", crate::nsys::select::Val::col("start"))
-                    .output("tid", crate::nsys::select::Val::col("tid"))
-                    .output("corr", crate::nsys::select::Val::col("corr")),
-                present: Vec::new(),
-            }],
-            partition: vec![Expr::out("tid")],
-            columns: Vec::new(),
-            order: Expr::out("start"),
-            aux: Some(Aux {
-                column: Expr::out("corr"),
-                rule: AuxRule::Note,
-            }),
-        };
+        let spec = calls_spec(AuxRule::Note);
         let surveyed = survey(&conn, &spec, false).unwrap().expect("runs");
         assert_eq!(surveyed.runs.len(), 2);
         let mut rows = PartitionedRows::new(&conn, &spec, surveyed, None);
