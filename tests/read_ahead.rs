@@ -205,3 +205,48 @@ fn a_reading_error_midway_is_the_same_with_and_without_read_ahead() {
     assert_eq!(ahead.to_string(), alone.to_string());
     assert!(ahead.to_string().contains("expected an integer"), "{ahead}");
 }
+
+/// The CLI writes the .prv on a thread of its own beside the sinks (paraver/background.rs) where
+/// it may use a second one: the files are the library's bytes either way, as plain text and
+/// gzipped.
+#[test]
+fn the_cli_writes_the_same_files_with_and_without_its_writing_thread() {
+    let exe = env!("CARGO_BIN_EXE_prvsight");
+    let input = data("testcuda_report1.sqlite");
+    let expected = convert(std::slice::from_ref(&input), &Options::default()).unwrap();
+    let dir = std::env::temp_dir().join(format!("prvsight-cli-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, extra) in [
+        ("threads.prv", vec![]),
+        ("alone.prv", vec!["--read-ahead", "off"]),
+        ("threads_gz.prv.gz", vec![]),
+    ] {
+        let out = dir.join(name);
+        let r = std::process::Command::new(exe)
+            .arg("convert")
+            .arg(&input)
+            .arg("-o")
+            .arg(&out)
+            .args(&extra)
+            .arg("-q")
+            .output()
+            .unwrap();
+        assert!(
+            r.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        let mut prv = std::fs::read(&out).unwrap();
+        if name.ends_with(".gz") {
+            let mut plain = Vec::new();
+            io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&prv[..]), &mut plain).unwrap();
+            prv = plain;
+        }
+        let stem = name.split('.').next().unwrap();
+        let text = |ext: &str| std::fs::read_to_string(dir.join(format!("{stem}.{ext}"))).unwrap();
+        assert!(prv == expected.prv.as_bytes(), "{name}: .prv differs");
+        assert_eq!(text("pcf"), expected.pcf, "{name}");
+        assert_eq!(text("row"), expected.row, "{name}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

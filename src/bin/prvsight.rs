@@ -17,6 +17,7 @@ mod cli {
 
     use clap::{Parser, Subcommand};
     use prvsight::nsys::Export;
+    use prvsight::paraver::background::BackgroundWriter;
     use prvsight::paraver::gzip::GzipWriter;
     use prvsight::paraver::ParaverWriter;
     use prvsight::pipeline::{self, Progress};
@@ -331,6 +332,18 @@ mod cli {
             .map_err(|e| Error::write(p.display(), e))
     }
 
+    /// The trace's file, written on a thread of its own where the conversion may use a second
+    /// one (src/paraver/background.rs): the kernel's copy of the .prv into the page cache then
+    /// runs beside the sinks instead of on their thread.
+    fn create_trace(p: &Path, opts: &Options) -> Result<Box<dyn Write + Send>> {
+        let file = File::create(p).map_err(|e| Error::write(p.display(), e))?;
+        Ok(if opts.second_thread_allowed() {
+            Box::new(BackgroundWriter::new(file))
+        } else {
+            Box::new(BufWriter::with_capacity(1 << 20, file))
+        })
+    }
+
     fn open_all(inputs: &[PathBuf]) -> Result<Vec<Export>> {
         inputs.iter().map(|p| Export::open_path(p)).collect()
     }
@@ -402,7 +415,7 @@ mod cli {
         };
         let pcf = create(&pcf_path)?;
         let row = create(&row_path)?;
-        let prv_file = create(&prv_path)?;
+        let prv_file = create_trace(&prv_path, opts)?;
         let summary = if gz {
             let mut enc = GzipWriter::new(prv_file, gzip_level, opts);
             let s = {

@@ -1,6 +1,8 @@
 //! The Paraver sink: writes the .prv body as records stream in (sorted by time, see [`prv`]), then
 //! the .pcf labels and the .row names once everything is known.
 
+#[cfg(not(target_family = "wasm"))]
+pub mod background;
 pub mod cfg;
 pub mod check;
 pub mod events;
