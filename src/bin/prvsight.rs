@@ -336,12 +336,11 @@ mod cli {
     /// one (src/paraver/background.rs): the kernel's copy of the .prv into the page cache then
     /// runs beside the sinks instead of on their thread.
     fn create_trace(p: &Path, opts: &Options) -> Result<Box<dyn Write + Send>> {
+        if !opts.second_thread_allowed() {
+            return Ok(Box::new(create(p)?));
+        }
         let file = File::create(p).map_err(|e| Error::write(p.display(), e))?;
-        Ok(if opts.second_thread_allowed() {
-            Box::new(BackgroundWriter::new(file))
-        } else {
-            Box::new(BufWriter::with_capacity(1 << 20, file))
-        })
+        Ok(Box::new(BackgroundWriter::new(file)))
     }
 
     fn open_all(inputs: &[PathBuf]) -> Result<Vec<Export>> {

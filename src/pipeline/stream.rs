@@ -313,18 +313,19 @@ impl<'c> Reader<'c> {
                     let pager = pagers[q.source].clone();
                     // The host cursor of this input, where it reads the calls in runs whose
                     // correlation ids bound what is still to come.
-                    let host = (0..qi).find(|&h| {
-                        queries[h].kind == CursorKind::Host
-                            && queries[h].source == q.source
-                            && matches!(&fast[h], Some(RowSource::Partitioned(p)) if p.aux_sound())
+                    let host = (0..qi).find_map(|h| match &fast[h] {
+                        Some(RowSource::Partitioned(rows))
+                            if queries[h].kind == CursorKind::Host
+                                && queries[h].source == q.source
+                                && rows.aux_sound() =>
+                        {
+                            Some((h, rows.keys()))
+                        }
+                        _ => None,
                     });
                     match (host, calls, ops) {
-                        (Some(h), _, Some(ops)) => {
-                            let Some(RowSource::Partitioned(host_rows)) = &fast[h] else {
-                                unreachable!("found above")
-                            };
-                            let (links, tap) =
-                                FedLinks::new(&ex.conn, gpu, ops, pager, host_rows.keys());
+                        (Some((h, host_keys)), _, Some(ops)) => {
+                            let (links, tap) = FedLinks::new(&ex.conn, gpu, ops, pager, host_keys);
                             taps[h] = Some(tap);
                             fed[h] = Some(qi);
                             Some(RowSource::FedLinks(Box::new(links)))
