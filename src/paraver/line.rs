@@ -112,24 +112,23 @@ fn digits(v: u64) -> usize {
     t + 1 - usize::from(v < POW10[t])
 }
 
-/// A piece of at most [`Piece::MAX`] bytes (a line's prefix), kept in a fixed-size block.
+/// A piece of at most `N` bytes (a line's prefix, an event type's `:type:`), kept in a
+/// fixed-size block.
 #[derive(Clone, Copy)]
-pub struct Piece {
-    bytes: [u8; Piece::MAX],
+pub struct Piece<const N: usize> {
+    bytes: [u8; N],
     len: u8,
 }
 
-impl Piece {
-    pub const MAX: usize = 48;
-
-    /// `s` as a piece, or `None` if it is longer than [`Piece::MAX`].
-    pub fn new(s: &str) -> Option<Piece> {
+impl<const N: usize> Piece<N> {
+    /// `s` as a piece, or `None` if it is longer than `N` bytes.
+    pub fn new(s: &str) -> Option<Piece<N>> {
         let b = s.as_bytes();
-        let mut bytes = [0u8; Piece::MAX];
+        let mut bytes = [0u8; N];
         bytes.get_mut(..b.len())?.copy_from_slice(b);
         Some(Piece {
             bytes,
-            len: b.len() as u8,
+            len: u8::try_from(b.len()).ok()?,
         })
     }
 
@@ -139,6 +138,19 @@ impl Piece {
         let len = out.len();
         out.extend_from_slice(&self.bytes);
         out.truncate(len + usize::from(self.len));
+    }
+}
+
+/// The start of a thread's event or state lines: `2:0:1:task:thread:` (two u32s fit).
+pub type LinePrefix = Piece<48>;
+
+/// An event type as its lines write it, `:type:` (a u32 fits).
+pub type TypeText = Piece<16>;
+
+impl TypeText {
+    /// `:ty:`.
+    pub fn of_type(ty: u32) -> TypeText {
+        Piece::new(&format!(":{ty}:")).expect("a u32 fits a type's piece")
     }
 }
 
@@ -185,7 +197,7 @@ mod tests {
 
     #[test]
     fn pieces_append_exactly_their_bytes() {
-        let p = Piece::new("2:0:1:4294967295:4294967295:").unwrap();
+        let p = LinePrefix::new("2:0:1:4294967295:4294967295:").unwrap();
         let mut out = b"ab".to_vec();
         p.push_to(&mut out);
         p.push_to(&mut out);
@@ -193,7 +205,11 @@ mod tests {
             out,
             b"ab2:0:1:4294967295:4294967295:2:0:1:4294967295:4294967295:"
         );
-        assert!(Piece::new(&"x".repeat(Piece::MAX)).is_some());
-        assert!(Piece::new(&"x".repeat(Piece::MAX + 1)).is_none());
+        assert!(LinePrefix::new(&"x".repeat(48)).is_some());
+        assert!(LinePrefix::new(&"x".repeat(49)).is_none());
+        let mut out = Vec::new();
+        TypeText::of_type(u32::MAX).push_to(&mut out);
+        TypeText::of_type(7).push_to(&mut out);
+        assert_eq!(out, b":4294967295::7:");
     }
 }

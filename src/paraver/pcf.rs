@@ -53,7 +53,7 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
     }
     let mut used: Vec<_> = w.used_types.iter().collect();
     used.sort_unstable_by_key(|(ty, _)| **ty);
-    for (ty, (labels, values)) in used {
+    for (ty, super::prv::UsedType { labels, values, .. }) in used {
         // Sorted, so the same trace always gives the same pcf.
         let mut values: Vec<u64> = values.iter().copied().collect();
         values.sort_unstable();

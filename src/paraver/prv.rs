@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::io::Write;
 
 use super::events::*;
-use super::line::{push_u64, Piece};
+use super::line::{push_u64, LinePrefix, TypeText};
 use super::states;
 use super::window::{Cut, Window};
 use crate::error::{Error, Result};
@@ -85,6 +85,15 @@ struct ThreadState {
     nccl_open: Vec<(Ns, Vec<(u32, u64)>)>,
 }
 
+/// An event type the trace uses: how its values are labelled (as its first event said), the
+/// values seen, and its `:type:` as lines write it — formatted once: an interval's two lines
+/// write every type twice, which was about half of all the numbers formatted.
+pub(crate) struct UsedType {
+    pub labels: ValueLabels,
+    pub values: FastSet<u64>,
+    text: TypeText,
+}
+
 pub struct ParaverWriter<'w> {
     prv: Box<dyn Write + 'w>,
     pcf: Box<dyn Write + 'w>,
@@ -93,8 +102,8 @@ pub struct ParaverWriter<'w> {
     ids: Vec<(u32, u32)>,
     /// Per model thread: `2:0:1:task:thread:` and `1:0:1:task:thread:`, the start of its event
     /// and state lines.
-    event_prefix: Vec<Piece>,
-    state_prefix: Vec<Piece>,
+    event_prefix: Vec<LinePrefix>,
+    state_prefix: Vec<LinePrefix>,
     threads: Vec<ThreadState>,
     is_gpu: Vec<bool>,
     /// Process of every thread (correlation ids are per process).
@@ -112,8 +121,8 @@ pub struct ParaverWriter<'w> {
     end_time: Ns,
     pending: BinaryHeap<Reverse<Pending>>,
     seq: u64,
-    /// Event type → how its values are labelled, and the values seen.
-    pub(crate) used_types: FastMap<u32, (ValueLabels, FastSet<u64>)>,
+    /// The event types written so far.
+    pub(crate) used_types: FastMap<u32, UsedType>,
     pub(crate) used_states: BTreeSet<u32>,
     /// NVTX domain index → push/pop base type.
     domain_types: Vec<u32>,
@@ -246,38 +255,35 @@ impl<'w> ParaverWriter<'w> {
         }));
     }
 
-    fn note(&mut self, ty: u32, labels: ValueLabels, value: u64) {
-        let e = self
-            .used_types
-            .entry(ty)
-            .or_insert_with(|| (labels, FastSet::default()));
+    /// Notes an event of type `ty` (for the .pcf) and gives its `:type:` text.
+    fn note(&mut self, ty: u32, labels: ValueLabels, value: u64) -> TypeText {
+        let e = self.used_types.entry(ty).or_insert_with(|| UsedType {
+            labels,
+            values: FastSet::default(),
+            text: TypeText::of_type(ty),
+        });
         if labels != ValueLabels::Numeric && value != 0 {
-            e.1.insert(value);
+            e.values.insert(value);
         }
+        e.text
     }
 
-    /// `2:0:1:task:thread:time` then `:type:value` pairs (every value 0 when `ends`: the line
-    /// that closes an interval), appended to `s`.
-    fn event_line(
-        &self,
-        s: &mut Vec<u8>,
+    /// Writes `2:0:1:task:thread:time:type:value`, a single event.
+    fn point_event(
+        &mut self,
         thread: ThreadId,
         time: Ns,
-        pairs: &[(u32, u64)],
-        ends: bool,
-    ) {
-        self.event_prefix[thread.0 as usize].push_to(s);
-        push_u64(s, time);
-        for (t, v) in pairs {
-            s.push(b':');
-            push_u64(s, u64::from(*t));
-            if ends {
-                s.extend_from_slice(b":0");
-            } else {
-                s.push(b':');
-                push_u64(s, (*v).min(MAX_EVENT_VALUE));
-            }
-        }
+        ty: u32,
+        labels: ValueLabels,
+        value: u64,
+    ) -> Result<()> {
+        let text = self.note(ty, labels, value);
+        self.write_built(|w, s| {
+            w.event_prefix[thread.0 as usize].push_to(s);
+            push_u64(s, time);
+            text.push_to(s);
+            push_u64(s, value.min(MAX_EVENT_VALUE));
+        })
     }
 
     /// `1:0:1:task:thread:begin:end:state`, appended to `s`.
@@ -290,7 +296,9 @@ impl<'w> ParaverWriter<'w> {
         push_u64(s, u64::from(state));
     }
 
-    /// Writes an interval's begin line now and schedules its end line (same types, value 0).
+    /// Writes an interval's begin line now, `2:0:1:task:thread:start` then `:type:value` per
+    /// pair, and schedules its end line (same types, every value 0). Both lines are built in
+    /// one pass over the pairs.
     fn interval(
         &mut self,
         thread: ThreadId,
@@ -299,12 +307,25 @@ impl<'w> ParaverWriter<'w> {
         pairs: &[(u32, u64)],
         labels: &[ValueLabels],
     ) -> Result<()> {
-        for ((t, v), l) in pairs.iter().zip(labels) {
-            self.note(*t, *l, *v);
-        }
-        self.write_built(|w, s| w.event_line(s, thread, start, pairs, false))?;
+        debug_assert_eq!(pairs.len(), labels.len(), "a label per pair");
+        let prefix = self.event_prefix[thread.0 as usize];
+        let mut begin = std::mem::take(&mut self.line);
+        begin.clear();
         let mut end_line = self.spare_line();
-        self.event_line(&mut end_line, thread, end, pairs, true);
+        prefix.push_to(&mut begin);
+        push_u64(&mut begin, start);
+        prefix.push_to(&mut end_line);
+        push_u64(&mut end_line, end);
+        for (&(ty, v), &l) in pairs.iter().zip(labels) {
+            let text = self.note(ty, l, v);
+            text.push_to(&mut begin);
+            push_u64(&mut begin, v.min(MAX_EVENT_VALUE));
+            text.push_to(&mut end_line);
+            end_line.push(b'0');
+        }
+        let written = self.write_line(&begin);
+        self.line = begin;
+        written?;
         self.schedule(end, 0, start, end_line);
         Ok(())
     }
@@ -768,7 +789,7 @@ impl Sink for ParaverWriter<'_> {
         let prefix = |kind| {
             let ids = self.ids.iter();
             ids.map(|(task, th)| {
-                Piece::new(&format!("{kind}:0:1:{task}:{th}:")).expect("two u32s fit a piece")
+                LinePrefix::new(&format!("{kind}:0:1:{task}:{th}:")).expect("two u32s fit a piece")
             })
             .collect()
         };
@@ -838,8 +859,7 @@ impl Sink for ParaverWriter<'_> {
             Record::Nvtx(r) => self.nvtx(r),
             Record::Mark(m) => {
                 let v = Self::name_value(m.name);
-                self.note(NVTX_MARK, ValueLabels::Names, v);
-                self.write_built(|w, s| w.event_line(s, m.thread, m.time, &[(NVTX_MARK, v)], false))
+                self.point_event(m.thread, m.time, NVTX_MARK, ValueLabels::Names, v)
             }
             Record::Link(l) => self.link(l),
             Record::Message(m) => self.message(m),
@@ -853,8 +873,7 @@ impl Sink for ParaverWriter<'_> {
             Record::Metric(m) => {
                 let ty = metric_type(m.metric_id);
                 self.metric_labels.insert(ty, m.name);
-                self.note(ty, ValueLabels::Numeric, m.value);
-                self.write_built(|w, s| w.event_line(s, m.thread, m.time, &[(ty, m.value)], false))
+                self.point_event(m.thread, m.time, ty, ValueLabels::Numeric, m.value)
             }
         }
     }
