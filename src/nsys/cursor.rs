@@ -238,11 +238,10 @@ impl Cursor<'_> {
                     if let Some(tap) = &mut self.tap {
                         tap.take(p, next.start, next.partition, next.aux);
                     }
-                    let mut rec = decode(self.kind, &next.row, self.source, cxs, names)?;
+                    let mut rec = decode(self.kind, &p.row(next.row), self.source, cxs, names)?;
                     if let Some(r) = &mut rec {
                         set_lookahead(r, next.start, next.next_start, &cxs[self.source]);
                     }
-                    p.recycle(next.row);
                     rec
                 }
                 RowSource::Keyed(k) => {
@@ -321,16 +320,18 @@ impl Fields for rusqlite::Row<'_> {
     }
 }
 
-/// A row copied out of SQLite (the partitioned and keyed readers fetch rows in batches).
-///
-/// Cells are plain values (`Copy`) and the bytes of its text and blobs share one buffer, so a row
-/// is refilled without freeing anything. With `Vec<Value>` rows, dropping a recycled row's old
-/// values (memory written long before: cache misses) was 30 % of the row copy's samples; without
-/// it a one-thread conversion of the 100 MB benchmark input went from 7.2 to 6.3 s.
-pub struct BufferedRow {
+/// Rows copied out of SQLite side by side: a run's batch (the partitioned reader), or one row
+/// (the keyed reader). `width` cells a row, all in one vector, and the bytes of their text and
+/// blobs in another, so that a batch is refilled in place: nothing is freed or allocated per row,
+/// and a batch's rows lie in the order they are written and read. (Rows of their own, refilled
+/// from a pool of spare ones, cost cache misses on memory written long before: with `Vec<Value>`
+/// rows, dropping a recycled row's old values was 30 % of the row copy's samples.)
+#[derive(Default)]
+pub struct RowBlock {
     cells: Vec<Cell>,
     bytes: Vec<u8>,
-    columns: std::rc::Rc<[String]>,
+    width: usize,
+    rows: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -338,36 +339,50 @@ enum Cell {
     Null,
     Integer(i64),
     Real(f64),
-    /// A range of `bytes`.
+    /// A range of the block's bytes.
     Text(usize, usize),
     Blob(usize, usize),
 }
 
-impl BufferedRow {
-    /// An empty row of these columns; [`reset`](Self::reset) it before filling.
-    pub fn new(columns: std::rc::Rc<[String]>) -> Self {
-        BufferedRow {
+impl RowBlock {
+    /// An empty block of rows of `width` columns.
+    pub fn new(width: usize) -> Self {
+        RowBlock {
             cells: Vec::new(),
             bytes: Vec::new(),
-            columns,
+            width,
+            rows: 0,
         }
     }
 
-    /// Every column NULL (the row's buffers are kept).
-    pub fn reset(&mut self) {
+    /// No rows (the block's buffers are kept).
+    pub fn clear(&mut self) {
         self.cells.clear();
-        self.cells.resize(self.columns.len(), Cell::Null);
         self.bytes.clear();
+        self.rows = 0;
     }
 
-    /// Sets column `i` (in range: [`reset`](Self::reset) made every column) to a copy of `v`.
-    pub fn set(&mut self, i: usize, v: ValueRef<'_>) {
+    /// Number of rows.
+    pub fn row_count(&self) -> usize {
+        self.rows
+    }
+
+    /// Appends a row whose every column is NULL; returns its index.
+    pub fn push_row(&mut self) -> usize {
+        self.cells.resize(self.cells.len() + self.width, Cell::Null);
+        self.rows += 1;
+        self.rows - 1
+    }
+
+    /// Sets column `i` of row `row` (both in range) to a copy of `v`.
+    #[inline]
+    pub fn set(&mut self, row: usize, i: usize, v: ValueRef<'_>) {
         let mut copy = |b: &[u8]| {
             let start = self.bytes.len();
             self.bytes.extend_from_slice(b);
             (start, self.bytes.len())
         };
-        self.cells[i] = match v {
+        let cell = match v {
             ValueRef::Null => Cell::Null,
             ValueRef::Integer(x) => Cell::Integer(x),
             ValueRef::Real(x) => Cell::Real(x),
@@ -380,11 +395,31 @@ impl BufferedRow {
                 Cell::Blob(a, b)
             }
         };
+        self.cells[row * self.width + i] = cell;
+    }
+
+    /// Row `row` (in range), its columns named by `columns`.
+    pub fn row<'a>(&'a self, row: usize, columns: &'a [String]) -> RowView<'a> {
+        let at = row * self.width;
+        RowView {
+            cells: &self.cells[at..at + self.width],
+            bytes: &self.bytes,
+            columns,
+        }
     }
 }
 
-impl Fields for BufferedRow {
-    fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
+/// One row of a [`RowBlock`].
+pub struct RowView<'a> {
+    cells: &'a [Cell],
+    bytes: &'a [u8],
+    columns: &'a [String],
+}
+
+impl<'a> RowView<'a> {
+    /// Column `i`, borrowed from the block (not from this view).
+    #[inline]
+    fn get(&self, i: usize) -> rusqlite::Result<ValueRef<'a>> {
         Ok(match self.cells.get(i) {
             None => return Err(rusqlite::Error::InvalidColumnIndex(i)),
             Some(Cell::Null) => ValueRef::Null,
@@ -393,6 +428,52 @@ impl Fields for BufferedRow {
             Some(&Cell::Text(a, b)) => ValueRef::Text(&self.bytes[a..b]),
             Some(&Cell::Blob(a, b)) => ValueRef::Blob(&self.bytes[a..b]),
         })
+    }
+}
+
+impl Fields for RowView<'_> {
+    #[inline]
+    fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
+        self.get(i)
+    }
+    fn column_name(&self, i: usize) -> &str {
+        self.columns.get(i).map_or("?", |c| c.as_str())
+    }
+}
+
+/// A row copied out of SQLite, on its own (the keyed reader keeps fetched rows by rowid).
+pub struct BufferedRow {
+    block: RowBlock,
+    columns: std::rc::Rc<[String]>,
+}
+
+impl BufferedRow {
+    /// An empty row of these columns; [`reset`](Self::reset) it before filling.
+    pub fn new(columns: std::rc::Rc<[String]>) -> Self {
+        BufferedRow {
+            block: RowBlock::new(columns.len()),
+            columns,
+        }
+    }
+
+    /// Every column NULL (the row's buffers are kept).
+    pub fn reset(&mut self) {
+        self.block.clear();
+        self.block.push_row();
+    }
+
+    /// Sets column `i` (in range: [`reset`](Self::reset) made every column) to a copy of `v`.
+    pub fn set(&mut self, i: usize, v: ValueRef<'_>) {
+        self.block.set(0, i, v);
+    }
+}
+
+impl Fields for BufferedRow {
+    fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
+        if self.block.row_count() == 0 {
+            return Err(rusqlite::Error::InvalidColumnIndex(i));
+        }
+        self.block.row(0, &self.columns).get(i)
     }
     fn column_name(&self, i: usize) -> &str {
         self.columns.get(i).map_or("?", |c| c.as_str())

@@ -228,7 +228,8 @@ impl ProcessOps<'_> {
             return Ok(None);
         };
         let key = self.rows.keys()[n.partition];
-        let g = |i: usize| int(&n.row, i, cx, WHAT);
+        let row = self.rows.row(n.row);
+        let g = |i: usize| int(&row, i, cx, WHAT);
         let op = Op {
             corr: n.start,
             start: g(0)?.unwrap_or(0),
@@ -239,7 +240,6 @@ impl ProcessOps<'_> {
             stream: [key[1], key[2], key[3]],
             bytes: g(1)?,
         };
-        self.rows.recycle(n.row);
         Ok(Some(op))
     }
 }
@@ -419,9 +419,8 @@ impl<'c> LinkJoin<'c> {
             let Some(row) = self.calls.next_row(&cx.file)? else {
                 return Ok(None);
             };
-            // Only the call's key, start and correlation id are needed: its values can go back.
+            // Only the call's key, start and correlation id are needed, not its values.
             let (start, partition, corr) = (row.start, row.partition, row.aux);
-            self.calls.recycle(row.row);
             if corr.is_none() {
                 return Err(Error::BadData {
                     file: cx.file.clone(),

@@ -26,13 +26,13 @@
 
 use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 use std::rc::Rc;
 
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
-use super::cursor::{BufferedRow, CursorKind, Fields};
+use super::cursor::{CursorKind, Fields, RowBlock, RowView};
 use super::direct::{same_number, Plan, Row as DirectRow};
 use super::scanset::{ScanSet, Sql};
 use super::select::{Expr, Select};
@@ -118,8 +118,9 @@ const MAX_VISITS_PER_ROW: i64 = 48;
 /// Rows fetched per query: the first batch of a run is small (many runs are short), then grows.
 const FIRST_BATCH: usize = 16;
 const MAX_BATCH: usize = 512;
-/// Rows buffered over all runs at most (~0.7 KiB each): with many resources busy at once (a
-/// thousand threads), batches shrink so that memory stays flat.
+/// Rows buffered over all runs at most (~0.7 KiB each; a run being read holds its last two
+/// fetches): with many resources busy at once (a thousand threads), batches shrink so that
+/// memory stays flat.
 const ROW_BUDGET: usize = 65_536;
 
 /// One sorted run: rows of one member on one resource, rowids `lo..=hi`.
@@ -144,45 +145,71 @@ struct OpenRun {
     next_lo: i64,
     batch: usize,
     done: bool,
-    rows: VecDeque<Buffered>,
-    /// Rows fetched so far, and the order value of the last one (a run never decreases).
+    /// The rows of the last fetch, handed out from `meta[next]` on, and per row its order value,
+    /// rowid and aux value.
+    rows: RowBlock,
+    meta: Vec<Meta>,
+    next: usize,
+    /// The rows of the fetch before: the row handed out last may be there (see [`RowAt`]). Its
+    /// buffers take the next fetch.
+    before: RowBlock,
+    /// Fetches so far; rows fetched so far, and the order value of the last one (a run never
+    /// decreases).
+    fetches: u64,
     fetched: u64,
     last_order: i64,
 }
 
+/// A fetched row's order value, rowid and aux value.
+#[derive(Clone, Copy)]
+struct Meta {
+    order: i64,
+    rid: i64,
+    aux: Option<i64>,
+}
+
 impl OpenRun {
-    /// Buffers a fetched row; `Err` when it is not what the survey's scan saw there (see
-    /// [`Run::rows`]).
-    fn take(
-        &mut self,
-        f: &Fetch,
-        order: i64,
-        rid: i64,
-        aux: Option<i64>,
-        row: BufferedRow,
-    ) -> Result<(), ()> {
+    fn new(lo: i64, width: usize) -> OpenRun {
+        OpenRun {
+            next_lo: lo,
+            batch: FIRST_BATCH,
+            done: false,
+            rows: RowBlock::new(width),
+            meta: Vec::new(),
+            next: 0,
+            before: RowBlock::new(width),
+            fetches: 0,
+            fetched: 0,
+            last_order: i64::MIN,
+        }
+    }
+
+    /// The next row to hand out.
+    fn head(&self) -> Option<Meta> {
+        self.meta.get(self.next).copied()
+    }
+
+    /// Makes room for a fetch; the rows fetched before stay readable in `before`.
+    fn start_fetch(&mut self) {
+        std::mem::swap(&mut self.rows, &mut self.before);
+        self.rows.clear();
+        self.meta.clear();
+        self.next = 0;
+        self.fetches += 1;
+    }
+
+    /// Notes a row fetched into `rows`; `Err` when it is not what the survey's scan saw there
+    /// (see [`Run::rows`]).
+    fn take(&mut self, f: &Fetch, order: i64, rid: i64, aux: Option<i64>) -> Result<(), ()> {
         if rid < f.lo || rid > f.hi || order < self.last_order {
             return Err(());
         }
         self.last_order = order;
         self.fetched += 1;
         self.next_lo = rid.saturating_add(1);
-        self.rows.push_back(Buffered {
-            order,
-            rid,
-            aux,
-            row,
-        });
+        self.meta.push(Meta { order, rid, aux });
         Ok(())
     }
-}
-
-/// A fetched row with its order value, rowid and aux value.
-struct Buffered {
-    order: i64,
-    rid: i64,
-    aux: Option<i64>,
-    row: BufferedRow,
 }
 
 /// The surveyed runs of one cursor; `None` from [`survey`] means "use the SQL path".
@@ -583,7 +610,8 @@ fn combine(members: Vec<MemberRuns>) -> Option<Survey> {
 
 /// The next row of a partitioned cursor, with what `LEAD` would give.
 pub struct NextRow {
-    pub row: BufferedRow,
+    /// Where its values are: [`PartitionedRows::row`] reads them, until the next row is asked.
+    pub row: RowAt,
     /// This row's order value (raw start for time order) and the next one on the same resource.
     pub start: i64,
     pub next_start: Option<i64>,
@@ -591,6 +619,22 @@ pub struct NextRow {
     pub aux: Option<i64>,
     /// The resource: index into [`Survey::keys`].
     pub partition: usize,
+}
+
+/// Where a row handed out lies: row `index` of a fetch of its run, or of the last fetch of a run
+/// that ended with it.
+#[derive(Clone, Copy)]
+pub struct RowAt {
+    block: Block,
+    index: usize,
+}
+
+#[derive(Clone, Copy)]
+enum Block {
+    /// The run's last fetch, `rows`, or the one before, `before`.
+    Rows(usize),
+    Before(usize),
+    Finished,
 }
 
 /// A resource's frontier entry: (order value, family, rowid, run).
@@ -627,10 +671,8 @@ pub struct PartitionedRows<'c> {
     heap: BinaryHeap<Reverse<HeadKey>>,
     /// Largest batch of one run (see [`ROW_BUDGET`]).
     max_batch: usize,
-    /// Rows already decoded, reused for the next rows read (see [`recycle`]).
-    ///
-    /// [`recycle`]: Self::recycle
-    spare: Vec<BufferedRow>,
+    /// The last fetch of the run that ended last: the row handed out last may be there.
+    finished: RowBlock,
     /// The members fetched by the direct reader of the file format (nsys/direct.rs).
     direct: Option<DirectFetch<'c>>,
 }
@@ -750,9 +792,9 @@ impl<'c> PartitionedRows<'c> {
             frontier: (0..survey.keys.len()).map(|_| BinaryHeap::new()).collect(),
             aux_heads: (0..survey.keys.len()).map(|_| BinaryHeap::new()).collect(),
             heap: BinaryHeap::new(),
-            max_batch: (ROW_BUDGET / most_overlapping(&survey.runs).max(1))
+            max_batch: (ROW_BUDGET / (2 * most_overlapping(&survey.runs).max(1)))
                 .clamp(FIRST_BATCH, MAX_BATCH),
-            spare: Vec::new(),
+            finished: RowBlock::new(spec.columns.len()),
             direct: None,
             survey,
         };
@@ -814,17 +856,12 @@ impl<'c> PartitionedRows<'c> {
     /// Opens a run if needed and makes sure it has a buffered row, unless it is finished.
     fn fill(&mut self, r: usize, file: &str) -> Result<()> {
         let run = &self.survey.runs[r];
-        let o = self.open[r].get_or_insert_with(|| OpenRun {
-            next_lo: run.lo,
-            batch: FIRST_BATCH,
-            done: false,
-            rows: VecDeque::new(),
-            fetched: 0,
-            last_order: i64::MIN,
-        });
-        if !o.rows.is_empty() || o.done {
+        let width = self.columns.len();
+        let o = self.open[r].get_or_insert_with(|| OpenRun::new(run.lo, width));
+        if o.next < o.meta.len() || o.done {
             return Ok(());
         }
+        o.start_fetch();
         let fetch = Fetch {
             member: run.member,
             key: self.survey.keys[run.partition],
@@ -869,24 +906,20 @@ impl<'c> PartitionedRows<'c> {
             .map_err(read)?;
         st.raw_bind_parameter(self.key_len + 3, f.batch as i64)
             .map_err(read)?;
-        let (columns, fetched) = (&self.columns, &self.fetched[f.member]);
+        let fetched = &self.fetched[f.member];
         let n = fetched.len();
         let o = self.open[r].as_mut().expect("opened by fill");
         let mut q = st.raw_query();
         let mut got = 0usize;
         while let Some(row) = q.next().map_err(read)? {
-            let mut buffered = self
-                .spare
-                .pop()
-                .unwrap_or_else(|| BufferedRow::new(columns.clone()));
-            buffered.reset();
+            let at = o.rows.push_row();
             for (j, &i) in fetched.iter().enumerate() {
-                buffered.set(i, row.get_ref(j).map_err(read)?);
+                o.rows.set(at, i, row.get_ref(j).map_err(read)?);
             }
             let order: i64 = row.get(n).map_err(read)?;
             let rid: i64 = row.get(n + 1).map_err(read)?;
             let aux: Option<i64> = row.get(n + 2).map_err(read)?;
-            o.take(f, order, rid, aux, buffered)
+            o.take(f, order, rid, aux)
                 .map_err(|()| damaged(file, what))?;
             got += 1;
         }
@@ -923,13 +956,9 @@ impl<'c> PartitionedRows<'c> {
             if !on_resource || !plan.admits(&row) {
                 continue;
             }
-            let mut buffered = self
-                .spare
-                .pop()
-                .unwrap_or_else(|| BufferedRow::new(self.columns.clone()));
-            buffered.reset();
+            let at = o.rows.push_row();
             for (j, &i) in self.fetched[f.member].iter().enumerate() {
-                buffered.set(i, plan.value(&row, j));
+                o.rows.set(at, i, plan.value(&row, j));
             }
             // The survey saw integers here (it declines otherwise).
             let ValueRef::Integer(order) = plan.value(&row, n) else {
@@ -940,18 +969,21 @@ impl<'c> PartitionedRows<'c> {
                 ValueRef::Null => None,
                 _ => return Err(damaged(file, what)),
             };
-            o.take(f, order, rowid, aux, buffered)
+            o.take(f, order, rowid, aux)
                 .map_err(|()| damaged(file, what))?;
             got += 1;
         }
         Ok(got)
     }
 
-    /// Gives back a decoded row, so that reading the next rows allocates nothing.
-    pub fn recycle(&mut self, row: BufferedRow) {
-        if self.spare.len() < MAX_BATCH {
-            self.spare.push(row);
-        }
+    /// The values of a row [`next_row`](Self::next_row) handed out (it must be the last one).
+    pub fn row(&self, at: RowAt) -> RowView<'_> {
+        let block = match at.block {
+            Block::Rows(r) => &self.open[r].as_ref().expect("a run read").rows,
+            Block::Before(r) => &self.open[r].as_ref().expect("a run read").before,
+            Block::Finished => &self.finished,
+        };
+        block.row(at.index, &self.columns)
     }
 
     /// The next row in the SQL path's order, with its lookahead.
@@ -968,20 +1000,37 @@ impl<'c> PartitionedRows<'c> {
         };
         self.fill(r, file)?;
         let o = self.open[r].as_mut().expect("filled above");
-        let Some(b) = o.rows.pop_front() else {
+        let Some(b) = o.head() else {
             return Err(changed());
         };
         if (b.order, b.rid) != (start, rid) {
             return Err(changed());
         }
-        // The run's next row takes its place among the resource's heads.
+        let index = o.next;
+        o.next += 1;
+        let fetches = o.fetches;
+        // The run's next row takes its place among the resource's heads. A fetch for it moves
+        // this row's batch to `before`.
         self.fill(r, file)?;
         let o = self.open[r].as_mut().expect("filled above");
+        let mut block = if o.fetches == fetches {
+            Block::Rows(r)
+        } else {
+            Block::Before(r)
+        };
         let fam = self.fams[self.survey.runs[r].member];
-        let head = o.rows.front().map(|n| (n.order, n.rid, n.aux));
+        let head = o.head().map(|n| (n.order, n.rid, n.aux));
         self.head_aux[r] = head.and_then(|(.., aux)| aux);
-        if o.done && o.rows.is_empty() {
-            o.rows = VecDeque::new(); // give the finished run's buffer back
+        if head.is_none() {
+            // The run is read: its buffers go, but for the batch of the row handed out, kept
+            // until the next call.
+            let last = match block {
+                Block::Rows(_) => std::mem::take(&mut o.rows),
+                _ => std::mem::take(&mut o.before),
+            };
+            (o.rows, o.before, o.meta) = Default::default();
+            self.finished = last;
+            block = Block::Finished;
         }
         let mut top = self.frontier[p]
             .peek_mut()
@@ -1004,7 +1053,7 @@ impl<'c> PartitionedRows<'c> {
             None => drop(PeekMut::pop(top)),
         }
         Ok(Some(NextRow {
-            row: b.row,
+            row: RowAt { block, index },
             start,
             next_start: next.map(|(s, ..)| s),
             rid,
@@ -1165,13 +1214,69 @@ mod tests {
         assert_eq!(surveyed.runs.len(), 2);
         let mut rows = PartitionedRows::new(&conn, &spec, surveyed, None);
         let (mut read, mut most) = (0, 0);
-        while let Some(row) = rows.next_row("test").unwrap() {
-            rows.recycle(row.row);
+        while rows.next_row("test").unwrap().is_some() {
             read += 1;
             most = most.max(rows.aux_heads[0].len());
         }
         assert_eq!(read, 2000);
         assert!(most <= 2 * 2 + 1, "{most} heads kept for 2 runs");
+    }
+
+    #[test]
+    fn every_row_handed_out_reads_its_own_values() {
+        // Three threads whose runs end at, just past and well past the ends of fetches (16 rows,
+        // then 32, 64, …): a run of 48 rows ends exactly at its second fetch's end (its last row
+        // is read from the batch before an empty fetch), one of 17 just past its first. Each row
+        // handed out must read as its own, with text of varying length.
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE T (start INTEGER, tid INTEGER, corr INTEGER, name TEXT)")
+            .unwrap();
+        let runs: [(i64, &[i64]); 3] = [(1, &[48, 1, 16]), (2, &[17, 100]), (3, &[5, 48, 48])];
+        let mut want = Vec::new();
+        for (tid, lengths) in runs {
+            for (k, &n) in lengths.iter().enumerate() {
+                for i in 0..n {
+                    // Each run starts earlier than the one before: a new run.
+                    let start = 1000 * (3 - k as i64) + 3 * i + tid;
+                    let name = "x".repeat((start % 7) as usize) + &start.to_string();
+                    conn.execute(
+                        "INSERT INTO T VALUES (?1, ?2, ?3, ?4)",
+                        rusqlite::params![start, tid, 10 * start + tid, name],
+                    )
+                    .unwrap();
+                    want.push((start, conn.last_insert_rowid(), name));
+                }
+            }
+        }
+        want.sort();
+        let mut spec = calls_spec(AuxRule::Note);
+        spec.members[0].select = spec.members[0]
+            .select
+            .clone()
+            .output("name", crate::nsys::select::Val::col("name"));
+        spec.columns = vec![Expr::out("corr"), Expr::out("name")];
+        spec.aux = None;
+        let surveyed = survey(&conn, &spec, false).unwrap().expect("runs");
+        assert_eq!(surveyed.runs.len(), 8);
+        let mut rows = PartitionedRows::new(&conn, &spec, surveyed, None);
+        let mut got = Vec::new();
+        while let Some(next) = rows.next_row("test").unwrap() {
+            let row = rows.row(next.row);
+            let tid = rows.keys()[next.partition][0].unwrap();
+            assert_eq!(
+                row.value(0).unwrap(),
+                ValueRef::Integer(10 * next.start + tid)
+            );
+            let ValueRef::Text(name) = row.value(1).unwrap() else {
+                panic!("a name")
+            };
+            got.push((
+                next.start,
+                next.rid,
+                String::from_utf8(name.to_vec()).unwrap(),
+            ));
+        }
+        assert_eq!(got, want);
     }
 
     #[test]
