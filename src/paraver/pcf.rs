@@ -55,8 +55,7 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
     used.sort_unstable_by_key(|(ty, _)| **ty);
     for (ty, super::prv::UsedType { labels, values, .. }) in used {
         // Sorted, so the same trace always gives the same pcf.
-        let mut values: Vec<u64> = values.iter().copied().collect();
-        values.sort_unstable();
+        let values = values.sorted();
         let gradient = if *labels == ValueLabels::Numeric {
             1
         } else {

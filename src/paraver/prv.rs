@@ -90,8 +90,52 @@ struct ThreadState {
 /// write every type twice, which was about half of all the numbers formatted.
 pub(crate) struct UsedType {
     pub labels: ValueLabels,
-    pub values: FastSet<u64>,
+    pub values: SeenValues,
     text: TypeText,
+}
+
+/// The values of a labelled event type seen so far (its .pcf lists them). Values below
+/// [`DENSE_VALUES`] (name ids and codes: nearly all) are a bit each, the rest in a set: with a
+/// hash set insert per labelled event, `note` and its hashing were 7 % of the sinks' thread's
+/// samples (100 MB benchmark input), 5 % with the bits.
+#[derive(Default)]
+pub(crate) struct SeenValues {
+    bits: Vec<u64>,
+    large: FastSet<u64>,
+}
+
+/// Values kept as bits: at most 128 KiB of bits per event type.
+const DENSE_VALUES: u64 = 1 << 20;
+
+impl SeenValues {
+    #[inline]
+    fn insert(&mut self, v: u64) {
+        if v < DENSE_VALUES {
+            let word = (v / 64) as usize;
+            if word >= self.bits.len() {
+                self.bits.resize(word + 1, 0);
+            }
+            self.bits[word] |= 1 << (v % 64);
+        } else {
+            self.large.insert(v);
+        }
+    }
+
+    /// Every value seen, in increasing order.
+    pub fn sorted(&self) -> Vec<u64> {
+        let mut values = Vec::new();
+        for (w, &word) in self.bits.iter().enumerate() {
+            let mut rest = word;
+            while rest != 0 {
+                values.push(w as u64 * 64 + u64::from(rest.trailing_zeros()));
+                rest &= rest - 1;
+            }
+        }
+        let mut large: Vec<u64> = self.large.iter().copied().collect();
+        large.sort_unstable();
+        values.extend(large);
+        values
+    }
 }
 
 pub struct ParaverWriter<'w> {
@@ -259,7 +303,7 @@ impl<'w> ParaverWriter<'w> {
     fn note(&mut self, ty: u32, labels: ValueLabels, value: u64) -> TypeText {
         let e = self.used_types.entry(ty).or_insert_with(|| UsedType {
             labels,
-            values: FastSet::default(),
+            values: SeenValues::default(),
             text: TypeText::of_type(ty),
         });
         if labels != ValueLabels::Numeric && value != 0 {
@@ -926,5 +970,35 @@ impl ParaverWriter<'_> {
             }
         }
         format!("Event type {ty}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SeenValues, DENSE_VALUES};
+
+    #[test]
+    fn seen_values_come_back_once_each_in_order() {
+        let mut seen = SeenValues::default();
+        let values = [
+            DENSE_VALUES,
+            5,
+            u64::MAX,
+            64,
+            0,
+            63,
+            DENSE_VALUES - 1,
+            5,
+            1 << 53,
+            65,
+            u64::MAX,
+            DENSE_VALUES,
+        ];
+        for v in values {
+            seen.insert(v);
+        }
+        let want: std::collections::BTreeSet<u64> = values.into_iter().collect();
+        assert_eq!(seen.sorted(), want.into_iter().collect::<Vec<_>>());
+        assert_eq!(SeenValues::default().sorted(), Vec::<u64>::new());
     }
 }
