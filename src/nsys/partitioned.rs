@@ -80,11 +80,7 @@ pub struct Aux {
 }
 
 impl Aux {
-    /// The column in SQL, and as an expression: `NULL` where the spec has none.
-    fn sql(aux: &Option<Aux>) -> String {
-        aux.as_ref().map_or("NULL".into(), |a| a.column.sql())
-    }
-
+    /// The column as an expression: `NULL` where the spec has none.
     fn expr(aux: &Option<Aux>) -> Expr {
         aux.as_ref().map_or(Expr::Null, |a| a.column.clone())
     }
@@ -353,7 +349,7 @@ fn member_scan_sql(spec: &Spec, m: usize) -> String {
     format!(
         "SELECT rid, {}, {}, {} FROM ({}) ORDER BY rid",
         spec.order.sql(),
-        Aux::sql(&spec.aux),
+        Aux::expr(&spec.aux).sql(),
         partition.join(", "),
         spec.members[m].select.sql()
     )
@@ -755,7 +751,7 @@ impl<'c> PartitionedRows<'c> {
                     .collect()
             })
             .collect();
-        let aux = Aux::sql(&spec.aux);
+        let aux = Aux::expr(&spec.aux).sql();
         let fetch_sql = spec
             .members
             .iter()
