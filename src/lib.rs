@@ -5,6 +5,8 @@
 
 pub mod bundle;
 pub mod civil;
+#[cfg(not(target_family = "wasm"))]
+pub mod drop_behind;
 
 /// Hash maps keyed by our own ids and names (no untrusted-key DoS to defend against): a fast,
 /// fixed-seed hasher instead of SipHash, which the profile showed at ~4 % of a conversion.
@@ -18,6 +20,8 @@ pub mod options;
 pub mod paraver;
 pub mod pipeline;
 pub mod sqlfile;
+#[cfg(not(target_family = "wasm"))]
+pub mod staged;
 #[cfg(not(target_family = "wasm"))]
 pub mod synth;
 pub mod vfs;

@@ -16,11 +16,13 @@ mod cli {
     use std::time::Instant;
 
     use clap::{Parser, Subcommand};
+    use prvsight::drop_behind::DropBehindFile;
     use prvsight::nsys::Export;
     use prvsight::paraver::background::BackgroundWriter;
     use prvsight::paraver::gzip::GzipWriter;
     use prvsight::paraver::ParaverWriter;
     use prvsight::pipeline::{self, Progress};
+    use prvsight::staged::StagedFile;
     use prvsight::{Error, Options, Result};
 
     #[derive(Parser)]
@@ -326,21 +328,42 @@ mod cli {
         ))
     }
 
-    fn create(p: &Path) -> Result<BufWriter<File>> {
-        File::create(p)
-            .map(|f| BufWriter::with_capacity(1 << 20, f))
-            .map_err(|e| Error::write(p.display(), e))
-    }
+    /// A command's output files, given their names only once all of them are written: a failed
+    /// command leaves the earlier outputs as they were and no partial ones (prvsight::staged).
+    #[derive(Default)]
+    struct Outputs(Vec<StagedFile>);
 
-    /// The trace's file, written on a thread of its own where the conversion may use a second
-    /// one (src/paraver/background.rs): the kernel's copy of the .prv into the page cache then
-    /// runs beside the sinks instead of on their thread.
-    fn create_trace(p: &Path, opts: &Options) -> Result<Box<dyn Write + Send>> {
-        if !opts.second_thread_allowed() {
-            return Ok(Box::new(create(p)?));
+    impl Outputs {
+        fn file(&mut self, p: &Path) -> Result<File> {
+            let (staged, file) = StagedFile::create(p).map_err(|e| Error::write(p.display(), e))?;
+            self.0.push(staged);
+            Ok(file)
         }
-        let file = File::create(p).map_err(|e| Error::write(p.display(), e))?;
-        Ok(Box::new(BackgroundWriter::new(file)))
+
+        fn buffered(&mut self, p: &Path) -> Result<BufWriter<File>> {
+            Ok(BufWriter::with_capacity(1 << 20, self.file(p)?))
+        }
+
+        /// The trace's file: its pages dropped from the cache once written back
+        /// (prvsight::drop_behind), and written on a thread of its own where the conversion may
+        /// use a second one (src/paraver/background.rs): the kernel's copy of the .prv into the
+        /// page cache then runs beside the sinks instead of on their thread.
+        fn trace(&mut self, p: &Path, opts: &Options) -> Result<Box<dyn Write + Send>> {
+            let file = DropBehindFile::new(self.file(p)?);
+            if !opts.second_thread_allowed() {
+                return Ok(Box::new(BufWriter::with_capacity(1 << 20, file)));
+            }
+            Ok(Box::new(BackgroundWriter::new(file)))
+        }
+
+        /// Names the outputs, which must be written, flushed and closed.
+        fn commit(self) -> Result<()> {
+            for staged in self.0 {
+                let dest = staged.dest().display().to_string();
+                staged.commit().map_err(|e| Error::write(dest, e))?;
+            }
+            Ok(())
+        }
     }
 
     fn open_all(inputs: &[PathBuf]) -> Result<Vec<Export>> {
@@ -373,7 +396,12 @@ mod cli {
             metrics: metrics.then(Default::default),
         };
         let exports = open_all(inputs)?;
-        let (done, _) = write_bundle(&exports, opts, &bopts, create(output)?, &mut |_| true)?;
+        let mut outputs = Outputs::default();
+        let zip = outputs.buffered(output)?;
+        let (done, zip) = write_bundle(&exports, opts, &bopts, zip, &mut |_| true)?;
+        zip.into_inner()
+            .map_err(|e| Error::write(output.display(), e.into_error()))?;
+        outputs.commit()?;
         for w in &done.summary.warnings {
             eprintln!("prvsight: warning: {w}");
         }
@@ -412,9 +440,10 @@ mod cli {
             }
             true
         };
-        let pcf = create(&pcf_path)?;
-        let row = create(&row_path)?;
-        let prv_file = create_trace(&prv_path, opts)?;
+        let mut outputs = Outputs::default();
+        let pcf = outputs.buffered(&pcf_path)?;
+        let row = outputs.buffered(&row_path)?;
+        let prv_file = outputs.trace(&prv_path, opts)?;
         let summary = if gz {
             let mut enc = GzipWriter::new(prv_file, gzip_level, opts);
             let s = {
@@ -429,6 +458,8 @@ mod cli {
             let mut w = ParaverWriter::new(Box::new(prv_file), Box::new(pcf), Box::new(row));
             pipeline::run(&exports, opts, &mut [&mut w], &mut progress)?
         };
+        // Every file is flushed and closed here (the writers above are dropped).
+        outputs.commit()?;
         if show {
             eprint!("\r\x1b[2K");
         }
