@@ -53,6 +53,9 @@ present() { # FILE -> tables of $TABLES with rows
   return 0
 }
 # secs and peak RSS (KiB) of a command: "S KB"; its output goes to $LOG.
+# Each conversion writes new files, as a first conversion does: the outputs of a run before are
+# removed first (untimed). Replacing them is the removal's cost more (docs/PERFORMANCE.md item 19).
+fresh() { rm -f "${1%.prv}".{prv,pcf,row}; }
 timed() { /usr/bin/time -f "%e %M" -o "$BENCH/logs/time.tmp" "$@" >"$LOG" 2>&1; cat "$BENCH/logs/time.tmp"; }
 
 {
@@ -101,15 +104,18 @@ for MB in $SIZES; do
   P_S=""; P_KB=0
   for _ in $(seq "$RUNS"); do
     LOG=$BENCH/logs/prvsight_${MB}.log
+    fresh "$BENCH/out/prvsight_${MB}mb.prv"
     read -r S KB <<<"$(timed "$PRVSIGHT" convert "$IN" -o "$BENCH/out/prvsight_${MB}mb.prv")"
     P_S=$(awk -v a="$P_S" -v b="$S" 'BEGIN{print (a == "" || b < a) ? b : a}'); P_KB=$((KB > P_KB ? KB : P_KB))
   done
   RECORDS=$(sed -n 's/.*(\([0-9]*\) records,.*/\1/p' "$LOG")
   # The same on one thread (--read-ahead off: no second thread, as in the browser), same output.
   LOG=$BENCH/logs/prvsight_one_${MB}.log
+  fresh "$BENCH/out/prvsight_one_${MB}mb.prv"
   read -r ONE_S _ <<<"$(timed "$PRVSIGHT" convert "$IN" -o "$BENCH/out/prvsight_one_${MB}mb.prv" --read-ahead off)"
   cmp -s "$BENCH/out/prvsight_${MB}mb.prv" "$BENCH/out/prvsight_one_${MB}mb.prv" || { echo "read-ahead on and off gave different .prv files" >&2; exit 1; }
   LOG=$BENCH/logs/prvsight_sql_${MB}.log
+  fresh "$BENCH/out/prvsight_sql_${MB}mb.prv"
   read -r SQL_S _ <<<"$(timed "$PRVSIGHT" convert "$IN" -o "$BENCH/out/prvsight_sql_${MB}mb.prv" --read-order sql)"
   cmp -s "$BENCH/out/prvsight_${MB}mb.prv" "$BENCH/out/prvsight_sql_${MB}mb.prv" || { echo "the two read orders gave different .prv files" >&2; exit 1; }
   rm -f "$BENCH/out/prvsight_${MB}mb".{prv,pcf,row} "$BENCH/out/prvsight_sql_${MB}mb".{prv,pcf,row} "$BENCH/out/prvsight_one_${MB}mb".{prv,pcf,row}
@@ -120,6 +126,7 @@ for MB in $SIZES; do
     J_S=""
     for _ in $(seq "$RUNS"); do
       LOG=$BENCH/logs/prvsight_job_${MB}.log
+      fresh "$BENCH/out/prvsight_job_${MB}mb.prv"
       read -r S _ <<<"$(timed "$PRVSIGHT" convert -t "$N2P_JOB" "$IN" -o "$BENCH/out/prvsight_job_${MB}mb.prv")"
       J_S=$(awk -v a="$J_S" -v b="$S" 'BEGIN{print (a == "" || b < a) ? b : a}')
     done
