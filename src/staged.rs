@@ -11,6 +11,9 @@
 //!   conversion (docs/PERFORMANCE.md item 19). So the earlier file is removed first and the new
 //!   one then renamed to the free name; between the two only the new file exists.
 //!
+//! A command killed before it ends (Ctrl-C, SIGKILL) runs no destructor: its `NAME.partial-PID`
+//! files stay beside the destinations, which are as they were.
+//!
 //! A destination that is not a plain file of its own (a symbolic link, a file with other hard
 //! links, `/dev/stdout`, a FIFO), or whose folder does not let us create the temporary file,
 //! is written in place as before.
