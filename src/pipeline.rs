@@ -809,17 +809,20 @@ impl Delivery<'_, '_, '_> {
                 }
                 Ok(())
             }
-            Step::Record(rec, names) => {
-                for s in self.sinks.iter_mut() {
-                    s.record(&rec, names)?;
-                }
-                self.done += 1;
-                if self.done % 16_384 == 0 {
-                    self.ask("converting")?;
-                }
-                Ok(())
-            }
+            Step::Record(rec, names) => self.record(&rec, names),
         }
+    }
+
+    /// A record to every sink (the read-ahead thread's batches are read in place).
+    fn record(&mut self, rec: &crate::model::Record, names: &Names) -> Result<()> {
+        for s in self.sinks.iter_mut() {
+            s.record(rec, names)?;
+        }
+        self.done += 1;
+        if self.done % 16_384 == 0 {
+            self.ask("converting")?;
+        }
+        Ok(())
     }
 
     fn finish(&mut self, names: &Names) -> Result<()> {

@@ -98,15 +98,55 @@ pub(super) fn read_records(
     survey_threads: usize,
     out: &mut dyn FnMut(Step<'_>) -> Result<()>,
 ) -> Result<ReadSummary> {
+    let mut reader = open_primed(exports, opts, plan, names, survey_threads, out)?;
+    while let Some(rec) = reader.next(names)? {
+        out(Step::Record(rec, names))?;
+    }
+    Ok(reader.finish())
+}
+
+/// [`read_records`] for the read-ahead thread: the records go to `batches` in vectors of
+/// `len` (the last one shorter), each moved once from its cursor into its vector; `out` gets
+/// the steps before them.
+pub(super) fn read_record_batches(
+    exports: &[Export],
+    opts: &Options,
+    plan: &Plan,
+    names: &mut Names,
+    survey_threads: usize,
+    len: usize,
+    out: &mut dyn FnMut(Step<'_>) -> Result<()>,
+    batches: &mut dyn FnMut(Vec<Record>, &Names) -> Result<()>,
+) -> Result<ReadSummary> {
+    let mut reader = open_primed(exports, opts, plan, names, survey_threads, out)?;
+    loop {
+        let mut batch = Vec::with_capacity(len);
+        while batch.len() < len && reader.next_into(names, &mut batch)? {}
+        let last = batch.len() < len;
+        if !batch.is_empty() {
+            batches(batch, names)?;
+        }
+        if last {
+            return Ok(reader.finish());
+        }
+    }
+}
+
+/// The reader with every cursor opened and primed, `Begin` handed to `out` in between.
+fn open_primed<'c>(
+    exports: &'c [Export],
+    opts: &Options,
+    plan: &Plan,
+    names: &mut Names,
+    survey_threads: usize,
+    out: &mut dyn FnMut(Step<'_>) -> Result<()>,
+) -> Result<Reader<'c>> {
     let mut reader = Reader::open(exports, opts, plan, names, survey_threads, &mut || {
         out(Step::Preparing)
     })?;
     out(Step::Begin(names))?;
     reader.prime(names, &mut || out(Step::Preparing))?;
-    while let Some(rec) = reader.next(names)? {
-        out(Step::Record(rec, names))?;
-    }
-    Ok(reader.finish())
+    Ok(reader)
 }
 
 /// The reading side as a source of records: every family's cursor of every input, merged by
@@ -434,6 +474,23 @@ impl<'c> Reader<'c> {
 
     /// The next record in time order; `names` gets the names it refers to.
     pub(crate) fn next(&mut self, names: &mut Names) -> Result<Option<Record>> {
+        Ok(self.next_cursor(names)?.map(|i| self.take_head(i)))
+    }
+
+    /// Moves the next record in time order onto the end of `batch`; false when none is left.
+    /// The record is moved once, from its cursor into the batch (a record is 152 bytes, and
+    /// each move a call of memmove: [`next`](Self::next), then a push, cost one more).
+    pub(crate) fn next_into(&mut self, names: &mut Names, batch: &mut Vec<Record>) -> Result<bool> {
+        let Some(i) = self.next_cursor(names)? else {
+            return Ok(false);
+        };
+        batch.push(self.take_head(i));
+        Ok(true)
+    }
+
+    /// The cursor whose head is the next record (the one handed out last having moved on).
+    #[inline]
+    fn next_cursor(&mut self, names: &mut Names) -> Result<Option<usize>> {
         if let Some(i) = self.to_advance.take() {
             let c = &mut self.cursors[i];
             c.advance(&mut self.cxs, names)?;
@@ -451,9 +508,12 @@ impl<'c> Reader<'c> {
             }
             self.feed(i, names)?;
         }
-        let Some(&Reverse((_, _, i))) = self.heap.peek() else {
-            return Ok(None);
-        };
+        Ok(self.heap.peek().map(|&Reverse((_, _, i))| i))
+    }
+
+    /// Hands out cursor `i`'s head (counted), the cursor to move on at the next call.
+    #[inline]
+    fn take_head(&mut self, i: usize) -> Record {
         let rec = self.cursors[i]
             .head
             .take()
@@ -465,7 +525,7 @@ impl<'c> Reader<'c> {
         }
         self.records += 1;
         self.to_advance = Some(i);
-        Ok(Some(rec))
+        rec
     }
 
     /// What reading found besides the records.

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::stream::{read_records, ReadSummary, Step};
+use super::stream::{read_record_batches, ReadSummary, Step};
 use super::{Delivery, Plan};
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
@@ -67,42 +67,35 @@ pub(super) fn read(
                 })
                 .collect::<Result<Vec<Export>>>()?;
             let mut names = Names::new();
-            let mut sent_names = 0usize;
-            let mut batch: Vec<Record> = Vec::with_capacity(BATCH);
+            // Names are sent with the message that first needs them.
+            let sent_names = std::cell::Cell::new(0usize);
             // A failed send means the sinks' side stopped (an error or a cancel it reports).
             let gone = |_| Error::Cancelled;
-            let mut new_names = |names: &Names| {
-                let added = names.since(sent_names).to_vec();
-                sent_names = names.len();
+            let new_names = |names: &Names| {
+                let added = names.since(sent_names.get()).to_vec();
+                sent_names.set(names.len());
                 added
             };
             let cores = std::thread::available_parallelism()
                 .map_or(1, |n| n.get())
                 .min(8);
-            let read = read_records(
+            let read = read_record_batches(
                 &exports,
                 opts,
                 plan,
                 &mut names,
                 cores,
+                BATCH,
                 &mut |step| match step {
                     Step::Preparing => tx.send(Message::Preparing).map_err(gone),
                     Step::Begin(names) => tx.send(Message::Begin(new_names(names))).map_err(gone),
-                    Step::Record(rec, names) => {
-                        batch.push(rec);
-                        if batch.len() == BATCH {
-                            let full = std::mem::replace(&mut batch, Vec::with_capacity(BATCH));
-                            tx.send(Message::Records(new_names(names), full))
-                                .map_err(gone)?;
-                        }
-                        Ok(())
-                    }
+                    Step::Record(..) => unreachable!("records come in batches"),
+                },
+                &mut |batch, names| {
+                    tx.send(Message::Records(new_names(names), batch))
+                        .map_err(gone)
                 },
             )?;
-            if !batch.is_empty() {
-                tx.send(Message::Records(new_names(&names), batch))
-                    .map_err(gone)?;
-            }
             Ok(read)
         });
         let mut names = Names::new();
@@ -117,8 +110,8 @@ pub(super) fn read(
                     }
                     Message::Records(added, records) => {
                         names.extend_from(&added);
-                        for rec in records {
-                            delivery.step(Step::Record(rec, &names))?;
+                        for rec in &records {
+                            delivery.record(rec, &names)?;
                         }
                     }
                 }
