@@ -679,12 +679,7 @@ impl<'c> SplitReader<'c> {
     /// once every record was handed out.
     pub fn next_batch(&mut self, max: usize) -> Result<Option<Vec<u8>>> {
         let mut records = Vec::with_capacity(max);
-        while records.len() < max {
-            match self.reader.next(&mut self.names)? {
-                Some(rec) => records.push(rec),
-                None => break,
-            }
-        }
+        while records.len() < max && self.reader.next_into(&mut self.names, &mut records)? {}
         if records.is_empty() {
             return Ok(None);
         }
