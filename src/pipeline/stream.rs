@@ -105,26 +105,32 @@ pub(super) fn read_records(
     Ok(reader.finish())
 }
 
-/// [`read_records`] for the read-ahead thread: the records go to `batches` in vectors of
-/// `len` (the last one shorter), each moved once from its cursor into its vector; `out` gets
-/// the steps before them.
+/// Where [`read_record_batches`] hands its records: vectors of `len` (the last one shorter)
+/// to `full`, with the names they may refer to.
+pub(super) struct Batches<'b> {
+    pub len: usize,
+    pub full: &'b mut dyn FnMut(Vec<Record>, &Names) -> Result<()>,
+}
+
+/// [`read_records`] for the read-ahead thread: the records go out in batches, each moved once
+/// from its cursor into its batch; `out` gets the steps before them.
 pub(super) fn read_record_batches(
     exports: &[Export],
     opts: &Options,
     plan: &Plan,
     names: &mut Names,
     survey_threads: usize,
-    len: usize,
     out: &mut dyn FnMut(Step<'_>) -> Result<()>,
-    batches: &mut dyn FnMut(Vec<Record>, &Names) -> Result<()>,
+    batches: Batches<'_>,
 ) -> Result<ReadSummary> {
+    let len = batches.len;
     let mut reader = open_primed(exports, opts, plan, names, survey_threads, out)?;
     loop {
         let mut batch = Vec::with_capacity(len);
         while batch.len() < len && reader.next_into(names, &mut batch)? {}
         let last = batch.len() < len;
         if !batch.is_empty() {
-            batches(batch, names)?;
+            (batches.full)(batch, names)?;
         }
         if last {
             return Ok(reader.finish());

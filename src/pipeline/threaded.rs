@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::stream::{read_record_batches, ReadSummary, Step};
+use super::stream::{read_record_batches, Batches, ReadSummary, Step};
 use super::{Delivery, Plan};
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
@@ -85,15 +85,17 @@ pub(super) fn read(
                 plan,
                 &mut names,
                 cores,
-                BATCH,
                 &mut |step| match step {
                     Step::Preparing => tx.send(Message::Preparing).map_err(gone),
                     Step::Begin(names) => tx.send(Message::Begin(new_names(names))).map_err(gone),
                     Step::Record(..) => unreachable!("records come in batches"),
                 },
-                &mut |batch, names| {
-                    tx.send(Message::Records(new_names(names), batch))
-                        .map_err(gone)
+                Batches {
+                    len: BATCH,
+                    full: &mut |batch, names| {
+                        tx.send(Message::Records(new_names(names), batch))
+                            .map_err(gone)
+                    },
                 },
             )?;
             Ok(read)
