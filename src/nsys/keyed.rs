@@ -20,14 +20,16 @@ use rusqlite::{Connection, Statement};
 
 use super::cursor::{BufferedRow, Fields};
 use super::scanset::{ScanSet, Sql};
+use super::select::Select;
 use crate::error::{Error, Result};
 use crate::{FastMap, FastSet};
 
 /// What a keyed reader reads.
 #[derive(Clone)]
 pub struct KeySpec {
-    /// `SELECT start, end, rowid FROM … WHERE …`: every row to read, no order.
-    pub key_sql: String,
+    /// `SELECT start, end, rowid FROM … WHERE …`: every row to read, no order (run by the
+    /// direct reader of the file format where it compiles for it, else by SQLite).
+    pub keys: Select,
     /// `SELECT rowid, <columns> FROM … WHERE rowid BETWEEN ?1 AND ?2`, `start` first of the
     /// columns.
     pub fetch_sql: String,
@@ -103,8 +105,8 @@ impl KeyScan {
     /// Adds the scan of the keys to `set`.
     pub fn register<'a>(&'a mut self, set: &mut ScanSet<'a>, spec: &KeySpec) {
         set.add(
-            None,
-            Sql::Given(spec.key_sql.clone()),
+            Some(&spec.keys),
+            Sql::Query,
             Box::new(move |row| match row {
                 Ok(row) => self.row(row),
                 Err(_) => {

@@ -4,6 +4,7 @@
 use super::cursor::{int, text, CursorKind, Fields, Partitioned, Query, SourceCx};
 use super::ids::process_key;
 use super::keyed::KeySpec;
+use super::select::{Cond, Select, Val};
 use super::Schema;
 use crate::error::Result;
 use crate::model::{Names, NvtxMark, NvtxRange, NvtxRangeKind, Record};
@@ -61,15 +62,25 @@ pub fn query(schema: &Schema, source: usize) -> Query {
         .map(|(_, e)| e.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    let filter =
-        "eventType IN (59, 70, 60, 71, 34) AND start IS NOT NULL AND globalTid IS NOT NULL";
+    // The rows both readers read: ranges and marks with a start and a thread.
+    let keys = Select::new(T)
+        .output("start", Val::col("start"))
+        .output("end", Val::col("end"))
+        .output("rowid", Val::Rowid)
+        .when(Cond::In(
+            "eventType".into(),
+            NVTX_RANGE_TYPES.iter().chain([NVTX_MARK].iter()).copied().collect(),
+        ))
+        .not_null("start")
+        .not_null("globalTid");
+    let filter = keys.conds.iter().map(Cond::sql).collect::<Vec<_>>().join(" AND ");
     // Both readers give this order (keyed.rs reproduces it from narrow keys).
     let sql = format!(
         "SELECT {columns} FROM {T} WHERE {filter} \
          ORDER BY start, (end IS NULL OR end < start) DESC, end DESC, rowid"
     );
     let keys = KeySpec {
-        key_sql: format!("SELECT start, end, rowid FROM {T} WHERE {filter}"),
+        keys,
         fetch_sql: format!("SELECT rowid, {columns} FROM {T} WHERE rowid BETWEEN ?1 AND ?2"),
         columns: fields.iter().map(|(name, _)| (*name).to_owned()).collect(),
     };
@@ -208,7 +219,6 @@ impl RangeTexts {
         set: &mut super::scanset::ScanSet<'a>,
     ) -> usize {
         use super::scanset::Sql;
-        use super::select::{Cond, Select, Val};
         use rusqlite::types::ValueRef;
         if !schema.has_columns(T, &["eventType", "text"]) {
             return 0;
