@@ -107,6 +107,7 @@ pub(super) fn read_records(
 
 /// Where [`read_record_batches`] hands its records: vectors of `len` (the last one shorter)
 /// to `full`, with the names they may refer to.
+#[cfg(not(target_family = "wasm"))]
 pub(super) struct Batches<'b> {
     pub len: usize,
     pub full: &'b mut dyn FnMut(Vec<Record>, &Names) -> Result<()>,
@@ -114,6 +115,7 @@ pub(super) struct Batches<'b> {
 
 /// [`read_records`] for the read-ahead thread: the records go out in batches, each moved once
 /// from its cursor into its batch; `out` gets the steps before them.
+#[cfg(not(target_family = "wasm"))]
 pub(super) fn read_record_batches(
     exports: &[Export],
     opts: &Options,
