@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::cursor::get;
 use super::ids::{pid_of, process_key};
-use super::nvtx::{RangeTexts, NVTX_CATEGORY, NVTX_MARK, NVTX_RANGE_TYPES, NVTX_START_END_TYPES};
+use super::nvtx::{RangeTexts, NVTX_CATEGORY, NVTX_START_END_TYPES};
 use super::partitioned::{Spec, Survey, SurveyScans};
 use super::select::{Cond, Select, Val};
 use super::Export;
@@ -244,16 +244,12 @@ fn discover_with(
             let t = Family::Nvtx.table();
             let cols = ["start", "end", "eventType", "globalTid"];
             let query = || {
-                let types = NVTX_RANGE_TYPES.iter().chain([NVTX_MARK].iter());
                 let domain = Val::col_or_null(s, t, "domainId");
-                Select::new(t)
+                super::nvtx::read_rows()
                     .output("globalTid", Val::col("globalTid"))
                     .output("domainId", Val::Coalesce(Box::new(domain), 0))
                     .output("start", Val::col("start"))
                     .output("end", Val::col("end"))
-                    .when(Cond::In("eventType".into(), types.copied().collect()))
-                    .not_null("start")
-                    .not_null("globalTid")
             };
             let check = s.require_columns(&ex.label, t, &cols);
             batch.grouped(t, check, query, Span::Range, &mut nvtx_groups);

@@ -41,6 +41,22 @@ fn json_text(schema: &Schema) -> String {
     }
 }
 
+/// The rows the NVTX reader reads, both ways (keyed or SQL-sorted): ranges and marks with a
+/// start and a thread. Discovery groups the same rows (their threads, domains and span).
+pub fn read_rows() -> Select {
+    Select::new(T)
+        .when(Cond::In(
+            "eventType".into(),
+            NVTX_RANGE_TYPES
+                .iter()
+                .chain([NVTX_MARK].iter())
+                .copied()
+                .collect(),
+        ))
+        .not_null("start")
+        .not_null("globalTid")
+}
+
 pub fn query(schema: &Schema, source: usize) -> Query {
     let c = |col: &str| schema.col_or_null(T, col);
     // The decoder's columns, in its order: (name for messages, expression read).
@@ -62,18 +78,16 @@ pub fn query(schema: &Schema, source: usize) -> Query {
         .map(|(_, e)| e.as_str())
         .collect::<Vec<_>>()
         .join(", ");
-    // The rows both readers read: ranges and marks with a start and a thread.
-    let keys = Select::new(T)
+    let keys = read_rows()
         .output("start", Val::col("start"))
         .output("end", Val::col("end"))
-        .output("rowid", Val::Rowid)
-        .when(Cond::In(
-            "eventType".into(),
-            NVTX_RANGE_TYPES.iter().chain([NVTX_MARK].iter()).copied().collect(),
-        ))
-        .not_null("start")
-        .not_null("globalTid");
-    let filter = keys.conds.iter().map(Cond::sql).collect::<Vec<_>>().join(" AND ");
+        .output("rowid", Val::Rowid);
+    let filter = keys
+        .conds
+        .iter()
+        .map(Cond::sql)
+        .collect::<Vec<_>>()
+        .join(" AND ");
     // Both readers give this order (keyed.rs reproduces it from narrow keys).
     let sql = format!(
         "SELECT {columns} FROM {T} WHERE {filter} \
