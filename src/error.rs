@@ -3,8 +3,9 @@
 
 use std::fmt;
 
-/// Everything that can stop a conversion.
-#[derive(Debug, thiserror::Error)]
+/// Everything that can stop a conversion. `Clone`: a reader on a helper thread hands its error
+/// to every stream that asks after it failed.
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum Error {
     /// The file could not be opened or read at all.
     #[error("{file}: cannot read the file: {detail}")]

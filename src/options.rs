@@ -157,6 +157,28 @@ pub struct Options {
     /// How the sort-free readers read their tables (same output either way; see nsys/direct.rs).
     #[serde(default)]
     pub read_pages: ReadPages,
+    /// Whether the reading thread gets helper threads (same output either way; see
+    /// nsys/shipped.rs).
+    #[serde(default)]
+    pub read_helpers: ReadHelpers,
+}
+
+/// Whether the read-ahead thread hands the readers that feed nothing else (the GPU operations'
+/// cursor, the link join's operations) to a helper thread per input (nsys/shipped.rs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadHelpers {
+    /// Where the machine has the cores: at least the reading thread, the calling thread and
+    /// the sinks' own threads ([`Sink::threads`](crate::model::sink::Sink::threads)). A
+    /// helper costs some CPU of its own (its rows are copied to the reading thread): on two
+    /// cores it pays where the sinks leave the second core mostly idle (metrics alone), not
+    /// beside a trace's writing thread (docs/PERFORMANCE.md).
+    #[default]
+    Auto,
+    /// Whenever the reading runs on a thread of its own (tests; small machines).
+    On,
+    /// Never.
+    Off,
 }
 
 /// Whether the sort-free readers read table pages themselves or through SQLite.
@@ -326,6 +348,18 @@ impl FromStr for ReadAhead {
     }
 }
 
+impl FromStr for ReadHelpers {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(ReadHelpers::Auto),
+            "on" => Ok(ReadHelpers::On),
+            "off" => Ok(ReadHelpers::Off),
+            _ => Err(format!("'{s}' is not auto, on or off")),
+        }
+    }
+}
+
 impl FromStr for Align {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -350,6 +384,7 @@ impl Default for Options {
             read_order: ReadOrder::Auto,
             read_ahead: ReadAhead::Auto,
             read_pages: ReadPages::Auto,
+            read_helpers: ReadHelpers::Auto,
         }
     }
 }
@@ -376,6 +411,7 @@ impl Options {
             read_order,
             read_ahead,
             read_pages,
+            read_helpers: _,
         } = self;
         *families == other.families
             && *align == other.align

@@ -55,6 +55,10 @@ pub struct Summary {
     /// Whether the inputs were read on a second thread while the sinks wrote (see
     /// pipeline/threaded.rs). Same output either way.
     pub read_ahead: bool,
+    /// Helper threads that read rows for the reading thread (nsys/shipped.rs; one per input
+    /// at most). Same output either way.
+    #[serde(default)]
+    pub read_helpers: usize,
 }
 
 impl Summary {
@@ -72,6 +76,7 @@ impl Summary {
             sorted_by_sql: read.sorted_by_sql,
             links_from_host_calls: read.links_from_host_calls,
             read_ahead,
+            read_helpers: read.helpers,
         }
     }
 }
@@ -649,7 +654,14 @@ impl<'c> SplitReader<'c> {
         let estimate = plan.discoveries.iter().map(|d| d.record_estimate).sum();
         let mut ask = || report(progress, "sorting", 0, estimate);
         let mut names = Names::new();
-        let mut reader = stream::Reader::open(exports, opts, &plan, &mut names, 1, &mut ask)?;
+        let mut reader = stream::Reader::open(
+            exports,
+            opts,
+            &plan,
+            &mut names,
+            stream::ReadThreads::NONE,
+            &mut ask,
+        )?;
         // The sinks begin with the names known now, as the one-pass conversion's do.
         let header = Header {
             trace: plan.trace.clone(),
@@ -761,9 +773,14 @@ fn read_into(
         return Ok((read, names, true));
     }
     let mut names = Names::new();
-    let read = stream::read_records(exports, opts, plan, &mut names, 1, &mut |step| {
-        delivery.step(step)
-    })?;
+    let read = stream::read_records(
+        exports,
+        opts,
+        plan,
+        &mut names,
+        stream::ReadThreads::NONE,
+        &mut |step| delivery.step(step),
+    )?;
     Ok((read, names, false))
 }
 
@@ -806,6 +823,12 @@ impl Delivery<'_, '_, '_> {
             }
             Step::Record(rec, names) => self.record(&rec, names),
         }
+    }
+
+    /// Threads of their own the sinks keep busy ([`Sink::threads`]).
+    #[cfg(not(target_family = "wasm"))]
+    fn sink_threads(&self) -> usize {
+        self.sinks.iter().map(|s| s.threads()).sum()
     }
 
     /// A record to every sink (the read-ahead thread's batches are read in place).

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use common::{assert_same_output, convert, data, shared_inputs, Converted};
 use prvsight::nsys::Export;
-use prvsight::options::ReadAhead;
+use prvsight::options::{ReadAhead, ReadHelpers};
 use prvsight::paraver::ParaverWriter;
 use prvsight::pipeline::{self, Progress};
 use prvsight::{Error, Options};
@@ -17,6 +17,14 @@ use prvsight::{Error, Options};
 fn one_thread() -> Options {
     Options {
         read_ahead: ReadAhead::Off,
+        ..Options::default()
+    }
+}
+
+/// Read-ahead with a helper thread per input whatever the machine (nsys/shipped.rs).
+fn helped() -> Options {
+    Options {
+        read_helpers: ReadHelpers::On,
         ..Options::default()
     }
 }
@@ -62,6 +70,69 @@ fn every_shared_export_gives_the_same_bytes_with_and_without_read_ahead() {
         let alone = convert(paths, &one_thread()).unwrap();
         assert_same(&ahead, &alone, &what);
     }
+}
+
+#[test]
+fn the_bundled_sample_gives_the_same_bytes_with_a_helper_thread() {
+    let paths = [data("testcuda_report1.sqlite")];
+    let helped = convert(&paths, &helped()).unwrap();
+    let alone = convert(&paths, &one_thread()).unwrap();
+    assert_same(&helped, &alone, "testcuda_report1, helper thread");
+    // One input: one helper (its kernels and the link join's operations), where the reading
+    // has a thread of its own.
+    assert_eq!(helped.summary.read_helpers, usize::from(has_two_cores()));
+    assert_eq!(alone.summary.read_helpers, 0);
+}
+
+#[test]
+fn every_shared_export_gives_the_same_bytes_with_helper_threads() {
+    let Some(inputs) = shared_inputs() else {
+        return;
+    };
+    let mut helped_inputs = 0;
+    for paths in &inputs {
+        let what = format!("{} (helper threads)", paths[0].display());
+        let helped = convert(paths, &helped()).unwrap();
+        let alone = convert(paths, &one_thread()).unwrap();
+        assert_same(&helped, &alone, &what);
+        // The shared exports are read in runs: a helper reads the GPU operations (and their
+        // links' side) and the CPU scheduling, in the exports that have them (one input each).
+        let off_thread = ["kernel", "memcpy", "memset", "sched"]
+            .iter()
+            .any(|f| helped.summary.counts.contains_key(*f));
+        let expected = if has_two_cores() && off_thread {
+            paths.len()
+        } else {
+            0
+        };
+        assert_eq!(helped.summary.read_helpers, expected, "{what}");
+        helped_inputs += helped.summary.read_helpers;
+    }
+    if has_two_cores() {
+        assert!(helped_inputs >= 8, "most shared exports had a helper");
+    }
+}
+
+/// `Auto` starts a helper only where the machine has a core for it besides the reading
+/// thread, the caller's and the sinks' own threads (a trace writer counts one).
+#[test]
+fn helpers_start_where_the_cores_are() {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let paths = [data("testcuda_report1.sqlite")];
+    let trace = convert(&paths, &Options::default()).unwrap();
+    assert_eq!(trace.summary.read_helpers, usize::from(cores >= 3));
+    let ex = Export::open_path(&paths[0]).unwrap();
+    let mut metrics = prvsight::metrics::MetricsSink::new(Default::default()).unwrap();
+    let summary = pipeline::run(&[ex], &Options::default(), &mut [&mut metrics], &mut |_| {
+        true
+    })
+    .unwrap();
+    assert_eq!(summary.read_helpers, usize::from(cores >= 2));
+    let off = Options {
+        read_helpers: ReadHelpers::Off,
+        ..Options::default()
+    };
+    assert_eq!(convert(&paths, &off).unwrap().summary.read_helpers, 0);
 }
 
 #[test]
@@ -145,7 +216,7 @@ fn run_with(
 
 #[test]
 fn a_failing_writer_stops_the_reader_with_the_writers_error() {
-    for opts in [Options::default(), one_thread()] {
+    for opts in [Options::default(), helped(), one_thread()] {
         let e = run_with(&opts, 100_000, &mut |_| true).unwrap_err();
         assert!(
             matches!(&e, Error::Write { .. }) && e.to_string().contains("disk full"),
@@ -157,7 +228,7 @@ fn a_failing_writer_stops_the_reader_with_the_writers_error() {
 
 #[test]
 fn cancelling_while_converting_stops_both_threads() {
-    for opts in [Options::default(), one_thread()] {
+    for opts in [Options::default(), helped(), one_thread()] {
         let mut converting = 0;
         let e = run_with(&opts, usize::MAX, &mut |p| {
             converting += usize::from(p.phase == "converting");
@@ -174,7 +245,7 @@ fn cancelling_while_converting_stops_both_threads() {
 
 #[test]
 fn cancelling_while_preparing_stops_before_any_record() {
-    for opts in [Options::default(), one_thread()] {
+    for opts in [Options::default(), helped(), one_thread()] {
         let mut phases = Vec::new();
         let e = run_with(&opts, usize::MAX, &mut |p| {
             phases.push(p.phase);
@@ -202,7 +273,10 @@ fn a_reading_error_midway_is_the_same_with_and_without_read_ahead() {
         .err()
         .expect("an error");
     let alone = convert(&paths, &one_thread()).err().expect("an error");
+    // The kernels are read on the helper thread: its error is the same.
+    let helped = convert(&paths, &helped()).err().expect("an error");
     assert_eq!(ahead.to_string(), alone.to_string());
+    assert_eq!(helped.to_string(), alone.to_string());
     assert!(ahead.to_string().contains("expected an integer"), "{ahead}");
 }
 
@@ -249,4 +323,39 @@ fn the_cli_writes_the_same_files_with_and_without_its_writing_thread() {
         assert_eq!(text("row"), expected.row, "{name}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Rows that change between the plan and the reading are found on the helper thread (it reads
+/// the kernels and the link join's operations): the error is the one-thread pass's.
+#[test]
+fn rows_changed_under_a_helper_give_the_one_thread_error() {
+    let mut errors = Vec::new();
+    for (name, opts) in [("one-thread", one_thread()), ("helped", helped())] {
+        // One name for both: the message names the file.
+        let path = scratch_copy("changed");
+        let exports = [Export::open_path(&path).unwrap()];
+        let planned = pipeline::Planned::new(&exports, &opts, false).unwrap();
+        // Every other kernel goes after discovery surveyed the table's runs.
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let gone = conn
+            .execute(
+                "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 2 = 0",
+                [],
+            )
+            .unwrap();
+        assert!(gone > 0, "{name}: kernels removed");
+        drop(conn);
+        let (mut prv, mut pcf, mut row) = (Vec::new(), Vec::new(), Vec::new());
+        let mut w = ParaverWriter::new(Box::new(&mut prv), Box::new(&mut pcf), Box::new(&mut row));
+        let e = pipeline::run_planned(&exports, &opts, Some(planned), &mut [&mut w], &mut |_| true)
+            .expect_err("the reading finds the change");
+        errors.push(e.to_string());
+    }
+    assert_eq!(errors[0], errors[1]);
+    // The link join's operations (on the helper) are the first to meet the change.
+    assert!(
+        errors[0].contains("API-to-GPU correlations: the table reads differently by rowid range"),
+        "{}",
+        errors[0]
+    );
 }

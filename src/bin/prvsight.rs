@@ -145,6 +145,10 @@ mod cli {
         /// the same; for testing and benchmarks.
         #[arg(long = "read-pages", default_value = "auto", hide = true)]
         pub read_pages: String,
+        /// Give the reading thread helper threads: auto (where the machine has the cores), on
+        /// or off. The output is the same; for testing and benchmarks.
+        #[arg(long = "read-helpers", default_value = "auto", hide = true)]
+        pub read_helpers: String,
     }
 
     impl Selection {
@@ -169,6 +173,8 @@ mod cli {
                 .map_err(|e| Error::Usage(format!("--read-ahead: {e}")))?;
             o.read_pages = (self.read_pages.parse())
                 .map_err(|e| Error::Usage(format!("--read-pages: {e}")))?;
+            o.read_helpers = (self.read_helpers.parse())
+                .map_err(|e| Error::Usage(format!("--read-helpers: {e}")))?;
             Ok(o)
         }
     }
@@ -271,6 +277,10 @@ mod cli {
         /// Clock alignment of several reports: session-start (default), mpi-init, none.
         #[arg(long, default_value = "session-start")]
         align: String,
+        /// Give the reading thread helper threads: auto, on or off (as for convert; the
+        /// report is the same; for testing and benchmarks).
+        #[arg(long = "read-helpers", default_value = "auto", hide = true)]
+        read_helpers: String,
     }
 
     fn metrics(a: &MetricsArgs) -> Result<()> {
@@ -291,6 +301,8 @@ mod cli {
             opts.families = Some(Options::parse_families(t).map_err(Error::Usage)?);
         }
         opts.align = a.align.parse().map_err(Error::Usage)?;
+        opts.read_helpers =
+            (a.read_helpers.parse()).map_err(|e| Error::Usage(format!("--read-helpers: {e}")))?;
         let exports = open_all(&a.inputs)?;
         let report = metrics::compute(&exports, &opts, &mopts)?;
         let text = if a.json {

@@ -24,6 +24,12 @@ pub trait Sink {
     }
     /// Called for every record, in non-decreasing [`Record::time`] order.
     fn record(&mut self, rec: &Record, names: &Names) -> Result<()>;
+    /// Threads of its own this sink keeps busy while the records come (a trace's writing or
+    /// compressing thread), natively: the pass starts helper threads for its reading only
+    /// where the machine has cores for these too (`options::ReadHelpers`).
+    fn threads(&self) -> usize {
+        0
+    }
     /// Called once after the last record.
     fn finish(&mut self, _trace: &TraceInfo, _names: &Names) -> Result<()> {
         Ok(())

@@ -6,7 +6,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Rows, Statement};
 
 use super::discover::StreamKey;
-use super::partitioned::PartitionedRows;
+use super::partitioned::{NextRow, OrderedRows, PartitionedRows};
 use super::StringCache;
 use crate::error::{Error, Result};
 use crate::model::{HostActivity, NameId, Names, Ns, Record, ThreadId};
@@ -149,8 +149,11 @@ pub enum Partitioned {
 pub enum RowSource<'s> {
     /// One SQL query that sorts and gives the lookahead itself (`ORDER BY`, `LEAD`).
     Sql(OwnedRows<'s>),
-    /// Per-resource runs already in time order, merged in Rust (see partitioned.rs).
+    /// Per-resource runs already in time order, merged in Rust (see partitioned.rs): the host
+    /// calls' reader, whose calls may feed the link join ([`Cursor::tap`]).
     Partitioned(Box<PartitionedRows<'s>>),
+    /// The same for a cursor that feeds nothing else, read here or on a helper thread.
+    Ordered(Box<dyn OrderedRows + 's>),
     /// The sort-free API-to-GPU link join.
     Links(Box<super::links::LinkJoin<'s>>),
     /// The same join fed with the calls the host cursor reads (the reader passes them on).
@@ -238,11 +241,13 @@ impl Cursor<'_> {
                     if let Some(tap) = &mut self.tap {
                         tap.take(p, next.start, next.partition, next.aux);
                     }
-                    let mut rec = decode(self.kind, &p.row(next.row), self.source, cxs, names)?;
-                    if let Some(r) = &mut rec {
-                        set_lookahead(r, next.start, next.next_start, &cxs[self.source]);
-                    }
-                    rec
+                    decode_next(self.kind, &p.row(next.row), &next, self.source, cxs, names)?
+                }
+                RowSource::Ordered(p) => {
+                    let Some(next) = p.next_row(&cxs[self.source].file)? else {
+                        return Ok(());
+                    };
+                    decode_next(self.kind, &p.row(next.row), &next, self.source, cxs, names)?
                 }
                 RowSource::Keyed(k) => {
                     let Some(row) = k.next_row(&cxs[self.source].file)? else {
@@ -292,6 +297,22 @@ fn decode<R: Fields + ?Sized>(
         CursorKind::GpuMetrics => super::gpu_metrics::decode(row, cx, names),
         CursorKind::Sched => super::sched::decode(row, cx),
     }
+}
+
+/// Decodes a row a partitioned reader handed out, with what the SQL path's `LEAD` gives.
+fn decode_next(
+    kind: CursorKind,
+    row: &RowView,
+    next: &NextRow,
+    source: usize,
+    cxs: &mut [SourceCx],
+    names: &mut Names,
+) -> Result<Option<Record>> {
+    let mut rec = decode(kind, row, source, cxs, names)?;
+    if let Some(r) = &mut rec {
+        set_lookahead(r, next.start, next.next_start, &cxs[source]);
+    }
+    Ok(rec)
 }
 
 /// Fills in what the SQL path's `LEAD` gives, for a record read from per-resource runs: the start
@@ -372,6 +393,30 @@ impl RowBlock {
         self.cells.resize(self.cells.len() + self.width, Cell::Null);
         self.rows += 1;
         self.rows - 1
+    }
+
+    /// Appends a copy of `row`, a row of a block as wide as this one.
+    pub fn push_copy(&mut self, row: &RowView<'_>) {
+        debug_assert_eq!(row.cells.len(), self.width, "rows of one width");
+        for &cell in row.cells {
+            let mut copy = |a: usize, b: usize| {
+                let start = self.bytes.len();
+                self.bytes.extend_from_slice(&row.bytes[a..b]);
+                (start, self.bytes.len())
+            };
+            self.cells.push(match cell {
+                Cell::Text(a, b) => {
+                    let (a, b) = copy(a, b);
+                    Cell::Text(a, b)
+                }
+                Cell::Blob(a, b) => {
+                    let (a, b) = copy(a, b);
+                    Cell::Blob(a, b)
+                }
+                other => other,
+            });
+        }
+        self.rows += 1;
     }
 
     /// Sets column `i` of row `row` (both in range) to a copy of `v`.

@@ -22,7 +22,7 @@ use rusqlite::Connection;
 
 use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Fields, Query, SourceCx};
 use super::ids::process_key;
-use super::partitioned::{Aux, AuxRule, Member, PartitionedRows, Spec, Survey};
+use super::partitioned::{Aux, AuxRule, Member, OrderedRows, PartitionedRows, Spec, Survey};
 use super::select::{Expr, Select, Val};
 use super::Schema;
 use crate::error::{Error, Result};
@@ -212,7 +212,7 @@ struct Op {
 
 /// The GPU side of one process: its streams merged in correlation id order.
 struct ProcessOps<'c> {
-    rows: PartitionedRows<'c>,
+    rows: Box<dyn OrderedRows + 'c>,
     /// An operation read past the current call's correlation id.
     ahead: Option<Op>,
     /// Operations whose call has not come yet, by correlation id.
@@ -306,19 +306,17 @@ impl CallSide {
 }
 
 /// The operations' side of a join: per process, its GPU operations in correlation id order.
-struct Operations<'c> {
+pub struct Operations<'c> {
     /// Per process (globalPid >> 24).
     by_process: BTreeMap<i64, ProcessOps<'c>>,
 }
 
+/// Makes the reader of one process's operations from `gpu`'s spec and that process's runs.
+pub type OpsReader<'m, 'c> = dyn FnMut(&Spec, Survey) -> Box<dyn OrderedRows + 'c> + 'm;
+
 impl<'c> Operations<'c> {
-    /// The operations of `gpu`'s survey, on this connection's file.
-    fn new(
-        conn: &'c Connection,
-        gpu: &Spec,
-        ops: Survey,
-        pager: Option<std::rc::Rc<crate::sqlfile::Pager<'c>>>,
-    ) -> Operations<'c> {
+    /// The operations of `gpu`'s survey, each process's read by a reader `read` makes.
+    pub fn new(gpu: &Spec, ops: Survey, read: &mut OpsReader<'_, 'c>) -> Operations<'c> {
         let by_process = ops
             .split_by(|k| k[0].map(|gpid| gpid >> 24))
             .into_iter()
@@ -327,7 +325,7 @@ impl<'c> Operations<'c> {
                     (
                         pk,
                         ProcessOps {
-                            rows: PartitionedRows::new(conn, gpu, s, pager.clone()),
+                            rows: read(gpu, s),
                             ahead: None,
                             waiting: BTreeMap::new(),
                         },
@@ -396,12 +394,10 @@ impl<'c> LinkJoin<'c> {
     pub fn new(
         conn: &'c Connection,
         api: &Spec,
-        gpu: &Spec,
         calls: Survey,
-        ops: Survey,
+        ops: Operations<'c>,
         pager: Option<std::rc::Rc<crate::sqlfile::Pager<'c>>>,
     ) -> LinkJoin<'c> {
-        let ops = Operations::new(conn, gpu, ops, pager.clone());
         LinkJoin {
             side: CallSide::new(calls.keys(), &ops),
             calls: PartitionedRows::new(conn, api, calls, pager),
@@ -476,16 +472,12 @@ impl CallTap {
 }
 
 impl<'c> FedLinks<'c> {
-    /// The join of `gpu`'s operations with the calls of the host reader whose resources are
+    /// The join of the operations `ops` with the calls of the host reader whose resources are
     /// `host_keys`; the tap goes to the host cursor.
     pub fn new(
-        conn: &'c Connection,
-        gpu: &Spec,
-        ops: Survey,
-        pager: Option<std::rc::Rc<crate::sqlfile::Pager<'c>>>,
+        ops: Operations<'c>,
         host_keys: &[super::partitioned::Key],
     ) -> (FedLinks<'c>, CallTap) {
-        let ops = Operations::new(conn, gpu, ops, pager);
         let tap = CallTap {
             side: CallSide::new(host_keys, &ops),
             calls: Vec::new(),

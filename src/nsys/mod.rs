@@ -32,6 +32,8 @@ pub mod scanset;
 pub mod sched;
 pub mod schema;
 pub mod select;
+#[cfg(not(target_family = "wasm"))]
+pub mod shipped;
 pub mod strings;
 
 pub use export::Export;

@@ -631,6 +631,49 @@ enum Block {
     Rows(usize),
     Before(usize),
     Finished,
+    /// Row `index` of a batch a helper thread shipped (nsys/shipped.rs).
+    #[cfg(not(target_family = "wasm"))]
+    Shipped,
+}
+
+#[cfg(not(target_family = "wasm"))]
+impl RowAt {
+    /// Row `index` of a shipped batch.
+    pub(super) fn shipped(index: usize) -> RowAt {
+        RowAt {
+            block: Block::Shipped,
+            index,
+        }
+    }
+
+    /// Its index in a shipped batch.
+    pub(super) fn shipped_index(self) -> usize {
+        debug_assert!(matches!(self.block, Block::Shipped), "a shipped row");
+        self.index
+    }
+}
+
+/// Rows in a partitioned reader's order: [`PartitionedRows`] itself, or (native builds) the same
+/// rows read on a helper thread (nsys/shipped.rs).
+pub trait OrderedRows {
+    /// The resources' keys, by partition index.
+    fn keys(&self) -> &[Key];
+    /// The next row in the SQL path's order, with its lookahead.
+    fn next_row(&mut self, file: &str) -> Result<Option<NextRow>>;
+    /// The values of the row handed out last.
+    fn row(&self, at: RowAt) -> RowView<'_>;
+}
+
+impl OrderedRows for PartitionedRows<'_> {
+    fn keys(&self) -> &[Key] {
+        PartitionedRows::keys(self)
+    }
+    fn next_row(&mut self, file: &str) -> Result<Option<NextRow>> {
+        PartitionedRows::next_row(self, file)
+    }
+    fn row(&self, at: RowAt) -> RowView<'_> {
+        PartitionedRows::row(self, at)
+    }
 }
 
 /// A resource's frontier entry: (order value, family, rowid, run).
@@ -978,6 +1021,8 @@ impl<'c> PartitionedRows<'c> {
             Block::Rows(r) => &self.open[r].as_ref().expect("a run read").rows,
             Block::Before(r) => &self.open[r].as_ref().expect("a run read").before,
             Block::Finished => &self.finished,
+            #[cfg(not(target_family = "wasm"))]
+            Block::Shipped => unreachable!("a shipped row is read from its batch"),
         };
         block.row(at.index, &self.columns)
     }

@@ -851,6 +851,12 @@ impl ParaverWriter<'_> {
 }
 
 impl Sink for ParaverWriter<'_> {
+    /// One: natively its .prv is written (the CLI's `convert`) or compressed (a bundle) on a
+    /// thread of its own where the conversion may use more than one.
+    fn threads(&self) -> usize {
+        1
+    }
+
     fn set_output_cut(&mut self, cut: &OutputCut) {
         self.window = cut.window.map(|(a, b)| Window::new(a, b));
         self.min_duration = cut.min_duration.clone();

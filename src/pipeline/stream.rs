@@ -12,8 +12,10 @@ use crate::model::{Names, Record};
 use crate::nsys::cursor::{Cursor, CursorKind, OwnedRows, Partitioned, Query, RowSource, SourceCx};
 use crate::nsys::discover::Discovery;
 use crate::nsys::keyed::KeyedRows;
-use crate::nsys::links::{CallTap, FedLinks, LinkJoin};
-use crate::nsys::partitioned::{PartitionedRows, Spec, Survey};
+use crate::nsys::links::{CallTap, FedLinks, LinkJoin, Operations};
+use crate::nsys::partitioned::{OrderedRows, PartitionedRows, Spec, Survey};
+#[cfg(not(target_family = "wasm"))]
+use crate::nsys::shipped::{Helpers, ShippedRows};
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
 use crate::options::{Family, Options, ReadOrder, ReadPages};
 use crate::sqlfile::Pager;
@@ -85,20 +87,41 @@ pub(super) struct ReadSummary {
     pub warnings: Vec<String>,
     pub sorted_by_sql: Vec<String>,
     pub links_from_host_calls: Vec<String>,
+    /// Helper threads started (nsys/shipped.rs).
+    pub helpers: usize,
+}
+
+/// The threads the reading side may use besides its own.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ReadThreads {
+    /// Threads for the surveys discovery did not make (surveys.rs).
+    pub surveys: usize,
+    /// A helper thread per input for the partitioned readers that feed nothing else
+    /// (nsys/shipped.rs; native builds).
+    #[cfg_attr(target_family = "wasm", allow(dead_code))]
+    pub helpers: bool,
+}
+
+impl ReadThreads {
+    /// The reading thread alone.
+    pub(crate) const NONE: ReadThreads = ReadThreads {
+        surveys: 1,
+        helpers: false,
+    };
 }
 
 /// Opens every cursor of every input and merges them (k-way, by time) into `out`; `names` gets
 /// every name the records refer to. An error from `out` stops the reading and is returned. The
-/// surveys may use up to `survey_threads` threads (see surveys.rs).
+/// reading may use `threads` besides this one.
 pub(super) fn read_records(
     exports: &[Export],
     opts: &Options,
     plan: &Plan,
     names: &mut Names,
-    survey_threads: usize,
+    threads: ReadThreads,
     out: &mut dyn FnMut(Step<'_>) -> Result<()>,
 ) -> Result<ReadSummary> {
-    let mut reader = open_primed(exports, opts, plan, names, survey_threads, out)?;
+    let mut reader = open_primed(exports, opts, plan, names, threads, out)?;
     while let Some(rec) = reader.next(names)? {
         out(Step::Record(rec, names))?;
     }
@@ -121,12 +144,12 @@ pub(super) fn read_record_batches(
     opts: &Options,
     plan: &Plan,
     names: &mut Names,
-    survey_threads: usize,
+    threads: ReadThreads,
     out: &mut dyn FnMut(Step<'_>) -> Result<()>,
     batches: Batches<'_>,
 ) -> Result<ReadSummary> {
     let len = batches.len;
-    let mut reader = open_primed(exports, opts, plan, names, survey_threads, out)?;
+    let mut reader = open_primed(exports, opts, plan, names, threads, out)?;
     loop {
         let mut batch = Vec::with_capacity(len);
         while batch.len() < len && reader.next_into(names, &mut batch)? {}
@@ -146,10 +169,10 @@ fn open_primed<'c>(
     opts: &Options,
     plan: &Plan,
     names: &mut Names,
-    survey_threads: usize,
+    threads: ReadThreads,
     out: &mut dyn FnMut(Step<'_>) -> Result<()>,
 ) -> Result<Reader<'c>> {
-    let mut reader = Reader::open(exports, opts, plan, names, survey_threads, &mut || {
+    let mut reader = Reader::open(exports, opts, plan, names, threads, &mut || {
         out(Step::Preparing)
     })?;
     out(Step::Begin(names))?;
@@ -176,6 +199,7 @@ pub(crate) struct Reader<'c> {
     records: u64,
     sorted_by_sql: Vec<String>,
     links_from_host_calls: Vec<String>,
+    helpers: usize,
 }
 
 impl<'c> Reader<'c> {
@@ -186,7 +210,7 @@ impl<'c> Reader<'c> {
         opts: &Options,
         plan: &Plan,
         names: &mut Names,
-        survey_threads: usize,
+        threads: ReadThreads,
         preparing: &mut dyn FnMut() -> Result<()>,
     ) -> Result<Reader<'c>> {
         let mut cxs: Vec<SourceCx> = Vec::with_capacity(exports.len());
@@ -317,16 +341,19 @@ impl<'c> Reader<'c> {
             }
         }
         let direct = opts.read_pages == ReadPages::Auto;
-        let mut outcomes = survey_all(exports, &jobs, survey_threads, direct).into_iter();
-        // One pager per input for all its readers (its cache holds the B-trees' interior pages).
-        let pagers: Vec<Option<Rc<Pager>>> = exports
-            .iter()
-            .map(|ex| {
-                direct
-                    .then(|| Pager::new(&ex.conn).ok().flatten().map(Rc::new))
-                    .flatten()
-            })
-            .collect();
+        let mut outcomes = survey_all(exports, &jobs, threads.surveys, direct).into_iter();
+        let mut places = RowPlaces {
+            pagers: exports
+                .iter()
+                .map(|ex| {
+                    direct
+                        .then(|| Pager::new(&ex.conn).ok().flatten().map(Rc::new))
+                        .flatten()
+                })
+                .collect(),
+            #[cfg(not(target_family = "wasm"))]
+            helpers: threads.helpers.then(|| Helpers::new(exports, direct)),
+        };
         let mut fast: Vec<Option<RowSource>> = Vec::with_capacity(queries.len());
         // Per query: the call tap a host cursor gets where the link join takes its calls, and
         // the link cursor that gets them.
@@ -344,8 +371,11 @@ impl<'c> Reader<'c> {
             };
             fast.push(match (&q.partitioned, opts.read_order) {
                 (Some(Partitioned::Rows(spec)), ReadOrder::Auto) => runs()?.map(|s| {
-                    let pager = pagers[q.source].clone();
-                    RowSource::Partitioned(Box::new(PartitionedRows::new(&ex.conn, spec, s, pager)))
+                    if q.kind == CursorKind::Host {
+                        RowSource::Partitioned(Box::new(places.here(ex, q.source, spec, s)))
+                    } else {
+                        RowSource::Ordered(places.anywhere(ex, q.source, spec, s))
+                    }
                 }),
                 (Some(Partitioned::Keys(spec)), ReadOrder::Auto) => match outcomes.next() {
                     Some(Outcome::Keys(keys)) => match keys.map_err(read)? {
@@ -358,7 +388,13 @@ impl<'c> Reader<'c> {
                 },
                 (Some(Partitioned::Links { api, gpu }), ReadOrder::Auto) => {
                     let (calls, ops) = (runs()?, runs()?);
-                    let pager = pagers[q.source].clone();
+                    let pager = places.pagers[q.source].clone();
+                    // Made only where a join reads them (a helper starts reading at once).
+                    let mut operations = |ops| {
+                        Operations::new(gpu, ops, &mut |spec, s| {
+                            places.anywhere(ex, q.source, spec, s)
+                        })
+                    };
                     // The host cursor of this input, where it reads the calls in runs whose
                     // correlation ids bound what is still to come.
                     let host = (0..qi).find_map(|h| match &fast[h] {
@@ -373,13 +409,13 @@ impl<'c> Reader<'c> {
                     });
                     match (host, calls, ops) {
                         (Some((h, host_keys)), _, Some(ops)) => {
-                            let (links, tap) = FedLinks::new(&ex.conn, gpu, ops, pager, host_keys);
+                            let (links, tap) = FedLinks::new(operations(ops), host_keys);
                             taps[h] = Some(tap);
                             fed[h] = Some(qi);
                             Some(RowSource::FedLinks(Box::new(links)))
                         }
                         (None, Some(calls), Some(ops)) => Some(RowSource::Links(Box::new(
-                            LinkJoin::new(&ex.conn, api, gpu, calls, ops, pager),
+                            LinkJoin::new(&ex.conn, api, calls, operations(ops), pager),
                         ))),
                         _ => None,
                     }
@@ -423,6 +459,7 @@ impl<'c> Reader<'c> {
             });
         }
         Ok(Reader {
+            helpers: places.helpers_started(),
             cxs,
             cursors,
             fed,
@@ -558,7 +595,55 @@ impl<'c> Reader<'c> {
             warnings,
             sorted_by_sql: self.sorted_by_sql,
             links_from_host_calls: self.links_from_host_calls,
+            helpers: self.helpers,
         }
+    }
+}
+
+/// Where the partitioned readers run: per input, its pager (one for all its readers: its cache
+/// holds the B-trees' interior pages), and (native builds, when allowed) its helper thread.
+struct RowPlaces<'c> {
+    pagers: Vec<Option<Rc<Pager<'c>>>>,
+    #[cfg(not(target_family = "wasm"))]
+    helpers: Option<Helpers>,
+}
+
+impl<'c> RowPlaces<'c> {
+    /// The reader of `spec`'s runs in input `source`, on this thread.
+    fn here(
+        &self,
+        ex: &'c Export,
+        source: usize,
+        spec: &Spec,
+        runs: Survey,
+    ) -> PartitionedRows<'c> {
+        PartitionedRows::new(&ex.conn, spec, runs, self.pagers[source].clone())
+    }
+
+    /// The reader of `spec`'s runs in input `source`, for rows that feed nothing but their own
+    /// cursor (not the host calls, which feed the link join): on the input's helper thread
+    /// where it has one (the same rows in the same order), else on this thread.
+    fn anywhere(
+        &mut self,
+        ex: &'c Export,
+        source: usize,
+        spec: &Spec,
+        runs: Survey,
+    ) -> Box<dyn OrderedRows + 'c> {
+        #[cfg(not(target_family = "wasm"))]
+        if let Some(helper) = self.helpers.as_mut().and_then(|h| h.of(source)) {
+            return Box::new(ShippedRows::new(helper, spec, runs));
+        }
+        Box::new(self.here(ex, source, spec, runs))
+    }
+
+    /// Helper threads started.
+    fn helpers_started(&self) -> usize {
+        #[cfg(not(target_family = "wasm"))]
+        if let Some(h) = &self.helpers {
+            return h.started();
+        }
+        0
     }
 }
 

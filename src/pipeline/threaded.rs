@@ -5,12 +5,12 @@
 
 use std::path::PathBuf;
 
-use super::stream::{read_record_batches, Batches, ReadSummary, Step};
+use super::stream::{read_record_batches, Batches, ReadSummary, ReadThreads, Step};
 use super::{Delivery, Plan};
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
 use crate::nsys::Export;
-use crate::options::Options;
+use crate::options::{Options, ReadHelpers};
 
 /// An input the reading thread opens again: its file and the label messages use.
 pub(super) struct Reopen {
@@ -55,6 +55,7 @@ pub(super) fn read(
     plan: &Plan,
     delivery: &mut Delivery,
 ) -> Result<(ReadSummary, Names)> {
+    let delivery_threads = delivery.sink_threads();
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Message>(IN_FLIGHT);
         let reader = scope.spawn(move || -> Result<ReadSummary> {
@@ -76,15 +77,22 @@ pub(super) fn read(
                 sent_names.set(names.len());
                 added
             };
-            let cores = std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .min(8);
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let helpers = match opts.read_helpers {
+                ReadHelpers::On => true,
+                ReadHelpers::Off => false,
+                // This thread, the sinks' (the caller's) and the sinks' own each a core.
+                ReadHelpers::Auto => cores >= 2 + delivery_threads,
+            };
             let read = read_record_batches(
                 &exports,
                 opts,
                 plan,
                 &mut names,
-                cores,
+                ReadThreads {
+                    surveys: cores.min(8),
+                    helpers,
+                },
                 &mut |step| match step {
                     Step::Preparing => tx.send(Message::Preparing).map_err(gone),
                     Step::Begin(names) => tx.send(Message::Begin(new_names(names))).map_err(gone),
