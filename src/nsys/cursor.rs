@@ -376,6 +376,14 @@ impl RowBlock {
         }
     }
 
+    /// An empty block with room for `rows` rows of `width` columns (their text and blobs aside).
+    pub fn with_capacity(width: usize, rows: usize) -> Self {
+        RowBlock {
+            cells: Vec::with_capacity(width * rows),
+            ..RowBlock::new(width)
+        }
+    }
+
     /// No rows (the block's buffers are kept).
     pub fn clear(&mut self) {
         self.cells.clear();

@@ -191,7 +191,7 @@ fn serve(
 /// The next rows of `rows`, copied out (at most [`SHIPPED_ROWS`]).
 fn ship(rows: &mut PartitionedRows, width: usize, file: &str) -> Batch {
     let mut batch = Batch {
-        rows: RowBlock::new(width),
+        rows: RowBlock::with_capacity(width, SHIPPED_ROWS),
         meta: Vec::with_capacity(SHIPPED_ROWS),
         end: None,
     };
