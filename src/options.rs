@@ -164,20 +164,21 @@ pub struct Options {
 }
 
 /// Whether the read-ahead thread hands the readers that feed nothing else (the GPU operations'
-/// cursor, the link join's operations) to a helper thread per input (nsys/shipped.rs).
+/// cursor, the link join's operations, the CPU scheduling) to helper threads (nsys/shipped.rs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReadHelpers {
-    /// Where the machine has the cores: at least the reading thread, the calling thread and
-    /// the sinks' own threads ([`Sink::threads`](crate::model::sink::Sink::threads)). A
+    /// As many as the machine has cores beyond the reading thread and the sinks' own threads
+    /// ([`Sink::threads`](crate::model::sink::Sink::threads): a trace writer counts one), the
+    /// helpers sharing theirs with the calling (sinks') thread; none where that is none. A
     /// helper costs some CPU of its own (its rows are copied to the reading thread): on two
     /// cores it pays where the sinks leave the second core mostly idle (metrics alone), not
-    /// beside a trace's writing thread (docs/PERFORMANCE.md).
+    /// beside a trace's writing thread (docs/PERFORMANCE.md item 23).
     #[default]
     Auto,
-    /// Whenever the reading runs on a thread of its own (tests; small machines).
+    /// One, whenever the reading runs on a thread of its own (tests; small machines).
     On,
-    /// Never.
+    /// None.
     Off,
 }
 

@@ -78,8 +78,8 @@ fn the_bundled_sample_gives_the_same_bytes_with_a_helper_thread() {
     let helped = convert(&paths, &helped()).unwrap();
     let alone = convert(&paths, &one_thread()).unwrap();
     assert_same(&helped, &alone, "testcuda_report1, helper thread");
-    // One input: one helper (its kernels and the link join's operations), where the reading
-    // has a thread of its own.
+    // One helper (the kernels and the link join's operations), where the reading has a
+    // thread of its own.
     assert_eq!(helped.summary.read_helpers, usize::from(has_two_cores()));
     assert_eq!(alone.summary.read_helpers, 0);
 }
@@ -95,22 +95,34 @@ fn every_shared_export_gives_the_same_bytes_with_helper_threads() {
         let helped = convert(paths, &helped()).unwrap();
         let alone = convert(paths, &one_thread()).unwrap();
         assert_same(&helped, &alone, &what);
-        // The shared exports are read in runs: a helper reads the GPU operations (and their
-        // links' side) and the CPU scheduling, in the exports that have them (one input each).
+        // The shared exports are read in runs: the helper reads the GPU operations (and their
+        // links' side) and the CPU scheduling, in the exports that have them.
         let off_thread = ["kernel", "memcpy", "memset", "sched"]
             .iter()
             .any(|f| helped.summary.counts.contains_key(*f));
-        let expected = if has_two_cores() && off_thread {
-            paths.len()
-        } else {
-            0
-        };
+        let expected = usize::from(has_two_cores() && off_thread);
         assert_eq!(helped.summary.read_helpers, expected, "{what}");
         helped_inputs += helped.summary.read_helpers;
     }
     if has_two_cores() {
         assert!(helped_inputs >= 8, "most shared exports had a helper");
     }
+}
+
+/// One helper reads the GPU tables of several inputs (one per rank, as a multi-rank
+/// conversion has), its streams served in the order asked.
+#[test]
+fn one_helper_reads_several_inputs() {
+    let paths: Vec<PathBuf> = (0..3).map(|i| scratch_copy(&format!("rank{i}"))).collect();
+    let helped = convert(&paths, &helped()).unwrap();
+    let alone = convert(&paths, &one_thread()).unwrap();
+    assert_same(&helped, &alone, "three copies of the sample, one helper");
+    assert_eq!(helped.summary.read_helpers, usize::from(has_two_cores()));
+    assert_eq!(
+        alone.summary.counts["kernel"],
+        3 * 4,
+        "every input's kernels"
+    );
 }
 
 /// `Auto` starts a helper only where the machine has a core for it besides the reading

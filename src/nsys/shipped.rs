@@ -1,15 +1,17 @@
-//! Partitioned rows read on a helper thread (native builds): the reading thread bounds the
-//! conversion (docs/PERFORMANCE.md), and of its work the B-tree walks and record parsing of
-//! the GPU operations' tables — read once in time order for their own cursor and once in
-//! correlation-id order for the link join — need nothing it holds. A helper thread per input
-//! runs those [`PartitionedRows`] on a connection of its own and ships their rows in batches;
-//! the reading thread decodes them as it decodes its own. The rows and their order are the
-//! same, so are the records and the names (interned by the reading thread, in its order).
+//! Partitioned rows read on helper threads (native builds): the reading thread bounds the
+//! conversion (docs/PERFORMANCE.md item 23), and of its work the B-tree walks and record
+//! parsing of the GPU operations' tables — read once in time order for their own cursor and
+//! once in correlation-id order for the link join — need nothing it holds. A helper runs those
+//! [`PartitionedRows`] on connections of its own and ships their rows in batches; the reading
+//! thread decodes them as it decodes its own. The rows and their order are the same, so are the
+//! records and the names (interned by the reading thread, in its order).
 //!
 //! The reading thread asks for each stream's next batch as soon as it starts on the current
-//! one, so the helper works one batch ahead per stream; a single helper serves every stream of
-//! its input in the order asked (it never waits on the reader, so nothing can deadlock), and
-//! memory stays at two batches per stream.
+//! one, so a helper works one batch ahead per stream; a helper serves its streams in the order
+//! asked (it never waits on the reader, so nothing can deadlock). A conversion has a few
+//! helpers at most, each reading the inputs given to it in turn (with one input per rank there
+//! are many more inputs than cores), and its batches shrink as inputs add streams: memory
+//! stays at two small batches per stream.
 
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -23,16 +25,32 @@ use super::Export;
 use crate::error::{Error, Result};
 use crate::sqlfile::Pager;
 
-/// Rows shipped at a time: large enough that a hand-over (a wake-up of the other thread) is
-/// rare per row, small enough that the first rows come soon.
-const SHIPPED_ROWS: usize = 1024;
+/// Rows shipped at most in one batch: large enough that a hand-over (a wake-up of the other
+/// thread) is rare per row, small enough that the first rows come soon.
+const MAX_SHIPPED_ROWS: usize = 1024;
+/// ... and at least.
+const MIN_SHIPPED_ROWS: usize = 64;
+/// Rows in flight over every shipped stream of a conversion (two batches a stream): with many
+/// inputs (one per rank) the batches shrink, so that memory stays flat.
+const SHIPPED_BUDGET: usize = 24_576;
+/// Shipped streams an input has, as a rule: its GPU operations' cursor, the link join's
+/// operations (one stream per process) and its CPU scheduling.
+const STREAMS_PER_INPUT: usize = 3;
 
 /// What the reading thread asks of a helper.
 enum Request {
-    /// Start reading a stream: the spec's rows, in the survey's runs (stream ids count up).
-    Open(Box<(Spec, Survey)>),
+    /// Start reading a stream (stream ids count up from 0 per helper).
+    Open(Box<Job>),
     /// The stream's next batch.
     Fetch(usize),
+}
+
+/// A stream to read: `spec`'s rows in `survey`'s runs, of input `source`.
+struct Job {
+    source: usize,
+    spec: Spec,
+    survey: Survey,
+    batch_rows: usize,
 }
 
 /// A stream's rows after the ones shipped before, and how it goes on.
@@ -42,6 +60,25 @@ struct Batch {
     /// `None`: more rows to come; `Some(Ok)`: the stream ends after these; `Some(Err)`: reading
     /// it failed after these.
     end: Option<Result<()>>,
+}
+
+impl Batch {
+    /// No rows yet (more to come).
+    fn empty() -> Batch {
+        Batch {
+            rows: RowBlock::default(),
+            meta: Vec::new(),
+            end: None,
+        }
+    }
+
+    /// No rows, and the reading failed.
+    fn failed(e: Error) -> Batch {
+        Batch {
+            end: Some(Err(e)),
+            ..Batch::empty()
+        }
+    }
 }
 
 /// What [`NextRow`] says of a row besides where its values are.
@@ -54,26 +91,29 @@ struct Meta {
     partition: usize,
 }
 
-/// The reading thread's end of one input's helper thread, shared by the input's shipped streams.
+/// The reading thread's end of a helper thread, shared by the streams it reads.
 pub struct Helper {
     requests: Option<Sender<Request>>,
     batches: Receiver<(usize, Batch)>,
+    /// Streams opened so far.
+    streams: usize,
     /// Batches that came while another stream's was awaited, by stream.
     arrived: Vec<Option<Batch>>,
     thread: Option<JoinHandle<()>>,
-    label: String,
 }
 
+/// An input a helper reads: its index among the conversion's inputs, its file and label.
+type Input = (usize, PathBuf, String);
+
 impl Helper {
-    /// Starts a helper reading the export at `path` (`direct`: by the direct reader of the file
-    /// format, as the reading thread's own readers do).
-    pub fn spawn(path: PathBuf, label: String, direct: bool) -> Rc<RefCell<Helper>> {
+    /// Starts a helper reading `inputs` (`direct`: by the direct reader of the file format, as
+    /// the reading thread's own readers do).
+    fn spawn(inputs: Vec<Input>, direct: bool) -> Rc<RefCell<Helper>> {
         let (requests, asked) = channel();
         let (shipped, batches) = channel();
-        let name = label.clone();
         let thread = std::thread::Builder::new()
             .name("prvsight-rows".into())
-            .spawn(move || serve(&path, name, direct, asked, shipped));
+            .spawn(move || serve(inputs, direct, asked, shipped));
         let (requests, thread) = match thread {
             Ok(t) => (Some(requests), Some(t)),
             // No thread: every fetch fails below (no helper answers), and says why.
@@ -82,9 +122,9 @@ impl Helper {
         Rc::new(RefCell::new(Helper {
             requests,
             batches,
+            streams: 0,
             arrived: Vec::new(),
             thread,
-            label,
         }))
     }
 
@@ -95,8 +135,8 @@ impl Helper {
         }
     }
 
-    /// Stream `stream`'s batch asked for last.
-    fn wait(&mut self, stream: usize) -> Result<Batch> {
+    /// Stream `stream`'s batch asked for last (`file` names its input in a message).
+    fn wait(&mut self, stream: usize, file: &str) -> Result<Batch> {
         if let Some(batch) = self.arrived.get_mut(stream).and_then(Option::take) {
             return Ok(batch);
         }
@@ -115,7 +155,7 @@ impl Helper {
                         std::panic::resume_unwind(panic);
                     }
                     return Err(Error::Read {
-                        file: self.label.clone(),
+                        file: file.to_owned(),
                         what: "rows on a helper thread".into(),
                         detail: "the thread stopped (or could not be started)".into(),
                     });
@@ -135,51 +175,67 @@ impl Drop for Helper {
     }
 }
 
-/// The helper thread: opens the export, then answers requests until the reading thread's end
+/// The helper thread: opens its inputs, then answers requests until the reading thread's end
 /// is dropped.
 fn serve(
-    path: &std::path::Path,
-    label: String,
+    inputs: Vec<Input>,
     direct: bool,
     asked: Receiver<Request>,
     shipped: Sender<(usize, Batch)>,
 ) {
-    let opened = Export::open_path(path).map(|mut ex| {
-        ex.label = label;
-        ex
-    });
-    let ex = match opened {
-        Ok(ex) => ex,
-        Err(e) => {
-            for request in asked {
-                if let Request::Fetch(s) = request {
-                    let failed = Batch {
-                        rows: RowBlock::default(),
-                        meta: Vec::new(),
-                        end: Some(Err(e.clone())),
-                    };
-                    if shipped.send((s, failed)).is_err() {
-                        return;
-                    }
-                }
-            }
-            return;
-        }
-    };
-    let pager = direct
-        .then(|| Pager::new(&ex.conn).ok().flatten().map(Rc::new))
-        .flatten();
-    let mut streams: Vec<(PartitionedRows, usize)> = Vec::new();
+    let exports: Vec<(usize, Result<Export>)> = inputs
+        .into_iter()
+        .map(|(source, path, label)| {
+            let opened = Export::open_path(&path).map(|mut ex| {
+                ex.label = label;
+                ex
+            });
+            (source, opened)
+        })
+        .collect();
+    // One pager per input for all its streams (its cache holds the B-trees' interior pages).
+    let pagers: Vec<Option<Rc<Pager>>> = exports
+        .iter()
+        .map(|(_, ex)| match ex {
+            Ok(ex) if direct => Pager::new(&ex.conn).ok().flatten().map(Rc::new),
+            _ => None,
+        })
+        .collect();
+    struct Stream<'e> {
+        rows: PartitionedRows<'e>,
+        width: usize,
+        batch_rows: usize,
+        file: &'e str,
+    }
+    let mut streams: Vec<Result<Stream>> = Vec::new();
     for request in asked {
         match request {
             Request::Open(job) => {
-                let (spec, survey) = *job;
-                let rows = PartitionedRows::new(&ex.conn, &spec, survey, pager.clone());
-                streams.push((rows, spec.columns.len()));
+                let Job {
+                    source,
+                    spec,
+                    survey,
+                    batch_rows,
+                } = *job;
+                let at = exports
+                    .iter()
+                    .position(|(s, _)| *s == source)
+                    .expect("jobs come for this helper's inputs");
+                streams.push(match &exports[at].1 {
+                    Ok(ex) => Ok(Stream {
+                        rows: PartitionedRows::new(&ex.conn, &spec, survey, pagers[at].clone()),
+                        width: spec.columns.len(),
+                        batch_rows,
+                        file: &ex.label,
+                    }),
+                    Err(e) => Err(e.clone()),
+                });
             }
             Request::Fetch(s) => {
-                let (rows, width) = &mut streams[s];
-                let batch = ship(rows, *width, &ex.label);
+                let batch = match &mut streams[s] {
+                    Ok(st) => ship(&mut st.rows, st.width, st.batch_rows, st.file),
+                    Err(e) => Batch::failed(e.clone()),
+                };
                 if shipped.send((s, batch)).is_err() {
                     return;
                 }
@@ -188,14 +244,14 @@ fn serve(
     }
 }
 
-/// The next rows of `rows`, copied out (at most [`SHIPPED_ROWS`]).
-fn ship(rows: &mut PartitionedRows, width: usize, file: &str) -> Batch {
+/// The next rows of `rows`, copied out (at most `most`).
+fn ship(rows: &mut PartitionedRows, width: usize, most: usize, file: &str) -> Batch {
     let mut batch = Batch {
-        rows: RowBlock::with_capacity(width, SHIPPED_ROWS),
-        meta: Vec::with_capacity(SHIPPED_ROWS),
+        rows: RowBlock::with_capacity(width, most),
+        meta: Vec::with_capacity(most),
         end: None,
     };
-    while batch.meta.len() < SHIPPED_ROWS {
+    while batch.meta.len() < most {
         match rows.next_row(file) {
             Ok(Some(next)) => {
                 batch.rows.push_copy(&rows.row(next.row));
@@ -220,24 +276,45 @@ fn ship(rows: &mut PartitionedRows, width: usize, file: &str) -> Batch {
     batch
 }
 
-/// One helper per input, started when first asked for: for inputs opened from a file (the helper
-/// opens it again).
+/// The helpers of a conversion's reading: up to a given number of threads, each reading the
+/// inputs given to it in turn (those opened from a file: a helper opens it again), started
+/// when first asked for.
 pub struct Helpers {
+    /// Per input: its helper, if it can have one.
+    helper_of: Vec<Option<usize>>,
     inputs: Vec<Option<(PathBuf, String)>>,
     started: Vec<Option<Rc<RefCell<Helper>>>>,
     direct: bool,
+    batch_rows: usize,
 }
 
 impl Helpers {
-    /// Helpers for these inputs (`direct` as for [`Helper::spawn`]).
-    pub fn new(exports: &[Export], direct: bool) -> Helpers {
+    /// At most `threads` helpers (one at least) for these inputs (`direct` as for the reading
+    /// thread's readers).
+    pub fn new(exports: &[Export], threads: usize, direct: bool) -> Helpers {
+        let inputs: Vec<Option<(PathBuf, String)>> = exports
+            .iter()
+            .map(|ex| ex.path.clone().map(|p| (p, ex.label.clone())))
+            .collect();
+        let files = inputs.iter().flatten().count();
+        let count = threads.clamp(1, files.max(1));
+        let mut next = 0;
+        let helper_of = inputs
+            .iter()
+            .map(|input| {
+                input.as_ref().map(|_| {
+                    next += 1;
+                    (next - 1) % count
+                })
+            })
+            .collect();
+        let streams = STREAMS_PER_INPUT * files.max(1);
         Helpers {
-            inputs: exports
-                .iter()
-                .map(|ex| ex.path.clone().map(|p| (p, ex.label.clone())))
-                .collect(),
-            started: exports.iter().map(|_| None).collect(),
+            helper_of,
+            inputs,
+            started: (0..count).map(|_| None).collect(),
             direct,
+            batch_rows: (SHIPPED_BUDGET / (2 * streams)).clamp(MIN_SHIPPED_ROWS, MAX_SHIPPED_ROWS),
         }
     }
 
@@ -247,13 +324,32 @@ impl Helpers {
     }
 
     /// Input `source`'s helper (started now if it was not), if it can have one.
-    pub fn of(&mut self, source: usize) -> Option<&Rc<RefCell<Helper>>> {
-        let (path, label) = self.inputs.get(source)?.as_ref()?;
-        let direct = self.direct;
-        Some(
-            self.started[source]
-                .get_or_insert_with(|| Helper::spawn(path.clone(), label.clone(), direct)),
-        )
+    fn of(&mut self, source: usize) -> Option<&Rc<RefCell<Helper>>> {
+        let h = (*self.helper_of.get(source)?)?;
+        let (helper_of, inputs, direct) = (&self.helper_of, &self.inputs, self.direct);
+        Some(self.started[h].get_or_insert_with(|| {
+            let mine = inputs
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| helper_of[i] == Some(h))
+                .filter_map(|(i, input)| input.clone().map(|(path, label)| (i, path, label)))
+                .collect();
+            Helper::spawn(mine, direct)
+        }))
+    }
+
+    /// A reader of `spec`'s runs in input `source` on its helper, if it can have one.
+    pub fn rows(
+        &mut self,
+        source: usize,
+        spec: &Spec,
+        survey: Survey,
+    ) -> Result<ShippedRows, Survey> {
+        let batch_rows = self.batch_rows;
+        match self.of(source) {
+            Some(helper) => Ok(ShippedRows::new(helper, source, spec, survey, batch_rows)),
+            None => Err(survey),
+        }
     }
 }
 
@@ -270,14 +366,26 @@ pub struct ShippedRows {
 }
 
 impl ShippedRows {
-    /// Has `helper` read `spec`'s rows in `survey`'s runs; the first batch is asked for now.
-    pub fn new(helper: &Rc<RefCell<Helper>>, spec: &Spec, survey: Survey) -> ShippedRows {
+    /// Has `helper` read `spec`'s rows in `survey`'s runs of input `source`, `batch_rows` at a
+    /// time; the first batch is asked for now.
+    fn new(
+        helper: &Rc<RefCell<Helper>>,
+        source: usize,
+        spec: &Spec,
+        survey: Survey,
+        batch_rows: usize,
+    ) -> ShippedRows {
         let keys = survey.keys().to_vec();
         let columns = spec.columns.iter().map(|c| c.name().to_owned()).collect();
         let mut h = helper.borrow_mut();
-        let stream = h.arrived.len();
-        h.arrived.push(None);
-        h.ask(Request::Open(Box::new((spec.clone(), survey))));
+        let stream = h.streams;
+        h.streams += 1;
+        h.ask(Request::Open(Box::new(Job {
+            source,
+            spec: spec.clone(),
+            survey,
+            batch_rows,
+        })));
         h.ask(Request::Fetch(stream));
         drop(h);
         ShippedRows {
@@ -285,11 +393,7 @@ impl ShippedRows {
             stream,
             keys,
             columns,
-            batch: Batch {
-                rows: RowBlock::default(),
-                meta: Vec::new(),
-                end: None,
-            },
+            batch: Batch::empty(),
             next: 0,
         }
     }
@@ -300,7 +404,7 @@ impl OrderedRows for ShippedRows {
         &self.keys
     }
 
-    fn next_row(&mut self, _file: &str) -> Result<Option<NextRow>> {
+    fn next_row(&mut self, file: &str) -> Result<Option<NextRow>> {
         loop {
             if let Some(m) = self.batch.meta.get(self.next) {
                 let index = self.next;
@@ -320,7 +424,7 @@ impl OrderedRows for ShippedRows {
                 None => {}
             }
             let mut helper = self.helper.borrow_mut();
-            self.batch = helper.wait(self.stream)?;
+            self.batch = helper.wait(self.stream, file)?;
             self.next = 0;
             if self.batch.end.is_none() {
                 helper.ask(Request::Fetch(self.stream));
@@ -330,5 +434,62 @@ impl OrderedRows for ShippedRows {
 
     fn row(&self, at: RowAt) -> RowView<'_> {
         self.batch.rows.row(at.shipped_index(), &self.columns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(n: usize) -> Vec<Export> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/testcuda_report1.sqlite");
+        (0..n).map(|_| Export::open_path(&path).unwrap()).collect()
+    }
+
+    #[test]
+    fn inputs_are_dealt_to_the_helpers_in_turn() {
+        let exports = sample(5);
+        let helpers = Helpers::new(&exports, 2, true);
+        assert_eq!(
+            helpers.helper_of,
+            [Some(0), Some(1), Some(0), Some(1), Some(0)]
+        );
+        assert_eq!(helpers.started.len(), 2);
+        // More threads than inputs: one helper per input.
+        assert_eq!(Helpers::new(&exports[..1], 8, true).started.len(), 1);
+        // None asked for is one at least (the caller decides whether to have helpers).
+        assert_eq!(Helpers::new(&exports, 0, true).started.len(), 1);
+    }
+
+    #[test]
+    fn an_input_held_in_memory_has_no_helper() {
+        let bytes = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/data/testcuda_report1.sqlite"),
+        )
+        .unwrap();
+        let mut exports = sample(1);
+        exports.push(Export::from_bytes(&bytes, "in memory").unwrap());
+        exports.extend(sample(1));
+        let mut helpers = Helpers::new(&exports, 2, true);
+        assert_eq!(helpers.helper_of, [Some(0), None, Some(1)]);
+        assert!(helpers.of(1).is_none());
+        assert_eq!(helpers.started(), 0, "nothing started for it");
+    }
+
+    #[test]
+    fn batches_shrink_as_inputs_add_streams() {
+        assert_eq!(
+            Helpers::new(&sample(1), 1, true).batch_rows,
+            MAX_SHIPPED_ROWS
+        );
+        let eight = Helpers::new(&sample(8), 2, true).batch_rows;
+        assert_eq!(eight, SHIPPED_BUDGET / (2 * STREAMS_PER_INPUT * 8));
+        assert!(eight < MAX_SHIPPED_ROWS);
+        assert_eq!(
+            Helpers::new(&sample(200), 2, true).batch_rows,
+            MIN_SHIPPED_ROWS
+        );
     }
 }

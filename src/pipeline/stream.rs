@@ -15,7 +15,7 @@ use crate::nsys::keyed::KeyedRows;
 use crate::nsys::links::{CallTap, FedLinks, LinkJoin, Operations};
 use crate::nsys::partitioned::{OrderedRows, PartitionedRows, Spec, Survey};
 #[cfg(not(target_family = "wasm"))]
-use crate::nsys::shipped::{Helpers, ShippedRows};
+use crate::nsys::shipped::Helpers;
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
 use crate::options::{Family, Options, ReadOrder, ReadPages};
 use crate::sqlfile::Pager;
@@ -96,17 +96,17 @@ pub(super) struct ReadSummary {
 pub(crate) struct ReadThreads {
     /// Threads for the surveys discovery did not make (surveys.rs).
     pub surveys: usize,
-    /// A helper thread per input for the partitioned readers that feed nothing else
+    /// Helper threads at most for the partitioned readers that feed nothing else
     /// (nsys/shipped.rs; native builds).
     #[cfg_attr(target_family = "wasm", allow(dead_code))]
-    pub helpers: bool,
+    pub helpers: usize,
 }
 
 impl ReadThreads {
     /// The reading thread alone.
     pub(crate) const NONE: ReadThreads = ReadThreads {
         surveys: 1,
-        helpers: false,
+        helpers: 0,
     };
 }
 
@@ -352,7 +352,7 @@ impl<'c> Reader<'c> {
                 })
                 .collect(),
             #[cfg(not(target_family = "wasm"))]
-            helpers: threads.helpers.then(|| Helpers::new(exports, direct)),
+            helpers: (threads.helpers > 0).then(|| Helpers::new(exports, threads.helpers, direct)),
         };
         let mut fast: Vec<Option<RowSource>> = Vec::with_capacity(queries.len());
         // Per query: the call tap a host cursor gets where the link join takes its calls, and
@@ -631,9 +631,13 @@ impl<'c> RowPlaces<'c> {
         runs: Survey,
     ) -> Box<dyn OrderedRows + 'c> {
         #[cfg(not(target_family = "wasm"))]
-        if let Some(helper) = self.helpers.as_mut().and_then(|h| h.of(source)) {
-            return Box::new(ShippedRows::new(helper, spec, runs));
-        }
+        let runs = match &mut self.helpers {
+            Some(helpers) => match helpers.rows(source, spec, runs) {
+                Ok(shipped) => return Box::new(shipped),
+                Err(runs) => runs,
+            },
+            None => runs,
+        };
         Box::new(self.here(ex, source, spec, runs))
     }
 

@@ -79,10 +79,11 @@ pub(super) fn read(
             };
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             let helpers = match opts.read_helpers {
-                ReadHelpers::On => true,
-                ReadHelpers::Off => false,
-                // This thread, the sinks' (the caller's) and the sinks' own each a core.
-                ReadHelpers::Auto => cores >= 2 + delivery_threads,
+                ReadHelpers::On => 1,
+                ReadHelpers::Off => 0,
+                // This thread and the sinks' own a core each; the helpers share the others
+                // with the calling (sinks') thread.
+                ReadHelpers::Auto => cores.saturating_sub(1 + delivery_threads),
             };
             let read = read_record_batches(
                 &exports,
