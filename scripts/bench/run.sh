@@ -17,6 +17,8 @@
 # prvsight doing that job (`-t kernel,memcpy,memset,cuda-api,nvtx`); prvsight's time for every
 # family it reads (OS runtime and CPU scheduling too, which nsys2prv does not convert) is shown
 # beside it.
+# The last two columns time `prvsight metrics` on the same input: the same records read, the
+# efficiency report computed, no trace written (its reading helpers: docs/PERFORMANCE.md item 23).
 # Results: a Markdown table on stdout and in $BENCH_DIR/results.md; raw logs beside it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -71,8 +73,8 @@ timed() { /usr/bin/time -f "%e %M" -o "$BENCH/logs/time.tmp" "$@" >"$LOG" 2>&1; 
   echo "- $(rustc --version); SQLite CLI $(sqlite3 --version | cut -d' ' -f1); nsys2prv $("$BENCH/venv/bin/pip" show nsys2prv | awk '/^Version/{print $2}')"
   echo "- source export: $(basename "$SOURCE"); inputs inflated with prvsight-inflate --target-mb; warm page cache (each input read once before timing)"
   echo
-  echo "| input | rows read | records out | prvsight s | records/s | MB/s read | peak RSS MB | one thread s | SQL-sorted path s | SQLite scan s | SQLite sorted scan s | SQLite every column s | prvsight, nsys2prv's job s | nsys2prv s | nsys2prv peak RSS MB | of which shim s | nsys2prv / prvsight (same job) |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| input | rows read | records out | prvsight s | records/s | MB/s read | peak RSS MB | one thread s | SQL-sorted path s | SQLite scan s | SQLite sorted scan s | SQLite every column s | prvsight, nsys2prv's job s | nsys2prv s | nsys2prv peak RSS MB | of which shim s | nsys2prv / prvsight (same job) | prvsight metrics s | metrics records/s |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } > "$BENCH/results.md.new"
 
 for MB in $SIZES; do
@@ -119,6 +121,13 @@ for MB in $SIZES; do
   read -r SQL_S _ <<<"$(timed "$PRVSIGHT" convert "$IN" -o "$BENCH/out/prvsight_sql_${MB}mb.prv" --read-order sql)"
   cmp -s "$BENCH/out/prvsight_${MB}mb.prv" "$BENCH/out/prvsight_sql_${MB}mb.prv" || { echo "the two read orders gave different .prv files" >&2; exit 1; }
   rm -f "$BENCH/out/prvsight_${MB}mb".{prv,pcf,row} "$BENCH/out/prvsight_sql_${MB}mb".{prv,pcf,row} "$BENCH/out/prvsight_one_${MB}mb".{prv,pcf,row}
+  # The metrics alone (`prvsight metrics`: the same records, no trace written), fastest of $RUNS.
+  M_S=""
+  for _ in $(seq "$RUNS"); do
+    LOG=$BENCH/logs/prvsight_metrics_${MB}.log
+    read -r S _ <<<"$(timed "$PRVSIGHT" metrics "$IN")"
+    M_S=$(awk -v a="$M_S" -v b="$S" 'BEGIN{print (a == "" || b < a) ? b : a}')
+  done
 
   N_S="-"; N_MB="-"; SHIM_S="-"; RATIO="-"; J_S="-"
   if [[ " $N2P_SIZES " == *" $MB "* ]]; then
@@ -150,9 +159,9 @@ for MB in $SIZES; do
     rm -f "$D"/out.* "$D"/*.csv
   fi
   awk -v mb="$MB" -v bytes="$BYTES" -v rows="$ROWS" -v rec="$RECORDS" -v ps="$P_S" -v pkb="$P_KB" \
-      -v one="$ONE_S" -v sqls="$SQL_S" -v scan="$SCAN_S" -v sort="$SORT_S" -v every="$EVERY_S" -v js="$J_S" -v ns="$N_S" -v nmb="$N_MB" -v shim="$SHIM_S" -v ratio="$RATIO" \
-    'BEGIN{printf "| %d MB (%.0f MiB) | %d | %d | %.2f | %.2f M | %.1f | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %s |\n",
-           mb, bytes/1048576, rows, rec, ps, rec/ps/1e6, bytes/1048576/ps, pkb/1024, one, sqls, scan, sort, every, js, ns, nmb, shim, ratio}' \
+      -v one="$ONE_S" -v sqls="$SQL_S" -v scan="$SCAN_S" -v sort="$SORT_S" -v every="$EVERY_S" -v js="$J_S" -v ns="$N_S" -v nmb="$N_MB" -v shim="$SHIM_S" -v ratio="$RATIO" -v ms="$M_S" \
+    'BEGIN{printf "| %d MB (%.0f MiB) | %d | %d | %.2f | %.2f M | %.1f | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s | %s | %.2f | %.2f M |\n",
+           mb, bytes/1048576, rows, rec, ps, rec/ps/1e6, bytes/1048576/ps, pkb/1024, one, sqls, scan, sort, every, js, ns, nmb, shim, ratio, ms, rec/ms/1e6}' \
     >> "$BENCH/results.md.new"
   tail -1 "$BENCH/results.md.new"
 done
