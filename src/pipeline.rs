@@ -55,8 +55,8 @@ pub struct Summary {
     /// Whether the inputs were read on a second thread while the sinks wrote (see
     /// pipeline/threaded.rs). Same output either way.
     pub read_ahead: bool,
-    /// Helper threads that read rows for the reading thread (nsys/shipped.rs; one per input
-    /// at most). Same output either way.
+    /// Helper threads that read rows for the reading thread (nsys/shipped.rs; none where the
+    /// machine has no core for them). Same output either way.
     #[serde(default)]
     pub read_helpers: usize,
 }

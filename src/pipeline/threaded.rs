@@ -23,6 +23,9 @@ pub(super) struct Reopen {
 const BATCH: usize = 2048;
 const IN_FLIGHT: usize = 8;
 
+/// Reading helpers at most (nsys/shipped.rs).
+const MAX_HELPERS: usize = 4;
+
 /// What the reading thread sends: the names interned since its last message, then what happened.
 enum Message {
     Preparing,
@@ -82,8 +85,9 @@ pub(super) fn read(
                 ReadHelpers::On => 1,
                 ReadHelpers::Off => 0,
                 // This thread and the sinks' own a core each; the helpers share the others
-                // with the calling (sinks') thread.
-                ReadHelpers::Auto => cores.saturating_sub(1 + delivery_threads),
+                // with the calling (sinks') thread, up to a few: one keeps up with this thread
+                // at about half a core (docs/PERFORMANCE.md item 23).
+                ReadHelpers::Auto => cores.saturating_sub(1 + delivery_threads).min(MAX_HELPERS),
             };
             let read = read_record_batches(
                 &exports,
