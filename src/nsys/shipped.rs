@@ -13,7 +13,7 @@
 //! are many more inputs than cores), and its batches shrink as inputs add streams: memory
 //! stays at two small batches per stream.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -175,32 +175,18 @@ impl Drop for Helper {
     }
 }
 
-/// The helper thread: opens its inputs, then answers requests until the reading thread's end
-/// is dropped.
+/// The helper thread: answers requests until the reading thread's end is dropped, opening each
+/// of its inputs when a stream first needs it (with one input per rank a helper has many).
 fn serve(
     inputs: Vec<Input>,
     direct: bool,
     asked: Receiver<Request>,
     shipped: Sender<(usize, Batch)>,
 ) {
-    let exports: Vec<(usize, Result<Export>)> = inputs
-        .into_iter()
-        .map(|(source, path, label)| {
-            let opened = Export::open_path(&path).map(|mut ex| {
-                ex.label = label;
-                ex
-            });
-            (source, opened)
-        })
-        .collect();
+    // Opened once each, in place: the streams borrow them.
+    let exports: Vec<OnceCell<Result<Export>>> = inputs.iter().map(|_| OnceCell::new()).collect();
     // One pager per input for all its streams (its cache holds the B-trees' interior pages).
-    let pagers: Vec<Option<Rc<Pager>>> = exports
-        .iter()
-        .map(|(_, ex)| match ex {
-            Ok(ex) if direct => Pager::new(&ex.conn).ok().flatten().map(Rc::new),
-            _ => None,
-        })
-        .collect();
+    let pagers: Vec<OnceCell<Option<Rc<Pager>>>> = inputs.iter().map(|_| OnceCell::new()).collect();
     struct Stream<'e> {
         rows: PartitionedRows<'e>,
         width: usize,
@@ -217,17 +203,31 @@ fn serve(
                     survey,
                     batch_rows,
                 } = *job;
-                let at = exports
+                let at = inputs
                     .iter()
-                    .position(|(s, _)| *s == source)
+                    .position(|(s, ..)| *s == source)
                     .expect("jobs come for this helper's inputs");
-                streams.push(match &exports[at].1 {
-                    Ok(ex) => Ok(Stream {
-                        rows: PartitionedRows::new(&ex.conn, &spec, survey, pagers[at].clone()),
-                        width: spec.columns.len(),
-                        batch_rows,
-                        file: &ex.label,
-                    }),
+                let opened = exports[at].get_or_init(|| {
+                    let (_, path, label) = &inputs[at];
+                    Export::open_path(path).map(|mut ex| {
+                        ex.label.clone_from(label);
+                        ex
+                    })
+                });
+                streams.push(match opened {
+                    Ok(ex) => {
+                        let pager = pagers[at].get_or_init(|| {
+                            direct
+                                .then(|| Pager::new(&ex.conn).ok().flatten().map(Rc::new))
+                                .flatten()
+                        });
+                        Ok(Stream {
+                            rows: PartitionedRows::new(&ex.conn, &spec, survey, pager.clone()),
+                            width: spec.columns.len(),
+                            batch_rows,
+                            file: &ex.label,
+                        })
+                    }
                     Err(e) => Err(e.clone()),
                 });
             }
