@@ -575,6 +575,9 @@ pub const fn column_index(columns: &[&str], col: &str) -> usize {
 }
 
 /// Reads column `i` as an optional integer, naming the column if its type is wrong.
+///
+/// Inlined for the integers and NULLs that nearly every column holds; the rest out of line.
+#[inline]
 pub fn int<R: Fields + ?Sized>(
     row: &R,
     i: usize,
@@ -582,6 +585,23 @@ pub fn int<R: Fields + ?Sized>(
     what: &str,
 ) -> Result<Option<i64>> {
     match row.value(i) {
+        Ok(ValueRef::Null) => Ok(None),
+        Ok(ValueRef::Integer(v)) => Ok(Some(v)),
+        other => int_otherwise(other, row, i, cx, what),
+    }
+}
+
+/// [`int`] for a value that is neither an integer nor NULL (or could not be read).
+#[cold]
+#[inline(never)]
+fn int_otherwise<R: Fields + ?Sized>(
+    value: rusqlite::Result<ValueRef<'_>>,
+    row: &R,
+    i: usize,
+    cx: &SourceCx,
+    what: &str,
+) -> Result<Option<i64>> {
+    match value {
         Ok(ValueRef::Null) => Ok(None),
         Ok(ValueRef::Integer(v)) => Ok(Some(v)),
         Ok(ValueRef::Real(v)) if v.fract() == 0.0 && v.abs() < 9.0e18 => Ok(Some(v as i64)),
