@@ -300,6 +300,7 @@ fn decode<R: Fields + ?Sized>(
 }
 
 /// Decodes a row a partitioned reader handed out, with what the SQL path's `LEAD` gives.
+#[inline]
 fn decode_next(
     kind: CursorKind,
     row: &RowView,
@@ -522,6 +523,7 @@ impl BufferedRow {
 }
 
 impl Fields for BufferedRow {
+    #[inline]
     fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
         if self.block.row_count() == 0 {
             return Err(rusqlite::Error::InvalidColumnIndex(i));

@@ -1016,6 +1016,7 @@ impl<'c> PartitionedRows<'c> {
     }
 
     /// The values of a row [`next_row`](Self::next_row) handed out (it must be the last one).
+    #[inline]
     pub fn row(&self, at: RowAt) -> RowView<'_> {
         let block = match at.block {
             Block::Rows(r) => &self.open[r].as_ref().expect("a run read").rows,
