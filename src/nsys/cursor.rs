@@ -27,7 +27,10 @@ pub struct SourceCx<'c> {
     /// (globalPid key, category id) → category name.
     pub categories: FastMap<(i64, i64), NameId>,
     pub strings: StringCache<'c>,
-    pub activity_of: FastMap<NameId, HostActivity>,
+    /// Per CUDA call name (indexed by its [`NameId`]): what the thread does inside the call,
+    /// worked out once per name (a vector: a hash map's entry per call was 2 % of the reading
+    /// thread).
+    pub activity_of: Vec<Option<HostActivity>>,
     /// GPU (CUDA device id) → its metrics thread; metric id → metric name.
     pub metric_threads: FastMap<u32, ThreadId>,
     pub metric_names: FastMap<i64, NameId>,
@@ -56,7 +59,7 @@ impl SourceCx<'_> {
             domains: FastMap::default(),
             categories: FastMap::default(),
             strings,
-            activity_of: FastMap::default(),
+            activity_of: Vec::new(),
             rank_sources: FastMap::default(),
             metric_threads: FastMap::default(),
             metric_names: FastMap::default(),

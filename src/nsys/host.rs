@@ -300,10 +300,12 @@ pub fn decode<R: Fields + ?Sized>(
     };
     let (activity, kind) = match fam {
         FAM_CUDA => {
-            let activity = *cx
-                .activity_of
-                .entry(name)
-                .or_insert_with(|| cuda_call_activity(names.get(name)));
+            let at = name.0 as usize;
+            if cx.activity_of.len() <= at {
+                cx.activity_of.resize(at + 1, None);
+            }
+            let activity =
+                *cx.activity_of[at].get_or_insert_with(|| cuda_call_activity(names.get(name)));
             let layer = if g(at!("cls"), cx)? == Some(EVENT_CLASS_DRIVER) {
                 ApiLayer::Driver
             } else {
