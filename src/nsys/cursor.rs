@@ -411,22 +411,18 @@ impl RowBlock {
     pub fn push_copy(&mut self, row: &RowView<'_>) {
         debug_assert_eq!(row.cells.len(), self.width, "rows of one width");
         for &cell in row.cells {
-            let mut copy = |a: usize, b: usize| {
-                let start = self.bytes.len();
-                self.bytes.extend_from_slice(&row.bytes[a..b]);
-                (start, self.bytes.len())
-            };
-            self.cells.push(match cell {
+            let cell = match cell {
                 Cell::Text(a, b) => {
-                    let (a, b) = copy(a, b);
+                    let (a, b) = self.copy_bytes(&row.bytes[a..b]);
                     Cell::Text(a, b)
                 }
                 Cell::Blob(a, b) => {
-                    let (a, b) = copy(a, b);
+                    let (a, b) = self.copy_bytes(&row.bytes[a..b]);
                     Cell::Blob(a, b)
                 }
                 other => other,
-            });
+            };
+            self.cells.push(cell);
         }
         self.rows += 1;
     }
@@ -434,25 +430,28 @@ impl RowBlock {
     /// Sets column `i` of row `row` (both in range) to a copy of `v`.
     #[inline]
     pub fn set(&mut self, row: usize, i: usize, v: ValueRef<'_>) {
-        let mut copy = |b: &[u8]| {
-            let start = self.bytes.len();
-            self.bytes.extend_from_slice(b);
-            (start, self.bytes.len())
-        };
         let cell = match v {
             ValueRef::Null => Cell::Null,
             ValueRef::Integer(x) => Cell::Integer(x),
             ValueRef::Real(x) => Cell::Real(x),
             ValueRef::Text(t) => {
-                let (a, b) = copy(t);
+                let (a, b) = self.copy_bytes(t);
                 Cell::Text(a, b)
             }
             ValueRef::Blob(t) => {
-                let (a, b) = copy(t);
+                let (a, b) = self.copy_bytes(t);
                 Cell::Blob(a, b)
             }
         };
         self.cells[row * self.width + i] = cell;
+    }
+
+    /// Appends `b` to the block's bytes; returns where it lies.
+    #[inline]
+    fn copy_bytes(&mut self, b: &[u8]) -> (usize, usize) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(b);
+        (start, self.bytes.len())
     }
 
     /// Row `row` (in range), its columns named by `columns`.
