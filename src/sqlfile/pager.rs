@@ -222,7 +222,12 @@ impl Cache {
             return Ok(&self.data[s * ps..(s + 1) * ps]);
         }
         let s = if self.page_in.len() < self.capacity {
-            self.data.resize(self.data.len() + ps, 0);
+            if self.data.is_empty() {
+                // All slots at once, zeroed by the allocator: a large zeroed allocation is fresh
+                // pages from the system, touched only as slots fill (growing it slot by slot
+                // copied the cache at every doubling and wrote every page twice).
+                self.data = vec![0; self.capacity * ps];
+            }
             self.page_in.push(0);
             self.referenced.push(false);
             self.page_in.len() - 1
