@@ -24,7 +24,21 @@ enum Src {
     Rowid,
     Int(i64),
     Null,
-    Coalesce(Box<Src>, i64),
+    /// `COALESCE(column, k)`: a column stored in the record, or `k` where it is NULL.
+    ColumnOr(usize, Affinity, i64),
+}
+
+impl Src {
+    /// `COALESCE(self, k)`, flat: only a column can be NULL, and a value that never is (a
+    /// rowid, a number, another `COALESCE`) stays itself. Flat, [`Plan::eval`] is not
+    /// recursive, and so it inlines into the per-row loops.
+    fn or(self, k: i64) -> Src {
+        match self {
+            Src::Column(i, affinity) => Src::ColumnOr(i, affinity, k),
+            Src::Null => Src::Int(k),
+            never_null @ (Src::Rowid | Src::Int(_) | Src::ColumnOr(..)) => never_null,
+        }
+    }
 }
 
 /// A test of one condition.
@@ -85,7 +99,7 @@ impl Plan {
                 Val::Rowid => Src::Rowid,
                 Val::Int(k) => Src::Int(*k),
                 Val::Null => Src::Null,
-                Val::Coalesce(v, d) => Src::Coalesce(Box::new(src(v, column)?), *d),
+                Val::Coalesce(v, d) => src(v, column)?.or(*d),
                 Val::Sql(_) => return None,
             })
         }
@@ -116,7 +130,7 @@ impl Plan {
         fn last(s: &Src) -> Option<usize> {
             match s {
                 Src::Column(i, _) => Some(*i),
-                Src::Coalesce(inner, _) => last(inner),
+                Src::ColumnOr(i, ..) => Some(*i),
                 _ => None,
             }
         }
@@ -155,14 +169,14 @@ impl Plan {
         self.eval(row, &self.outputs[i])
     }
 
-    #[inline]
+    #[inline(always)]
     fn eval<'p>(&self, row: &Row<'p, '_>, src: &Src) -> ValueRef<'p> {
         match src {
             Src::Column(i, affinity) => row.record.value(row.payload, *i, *affinity),
             Src::Rowid => ValueRef::Integer(row.rowid),
             Src::Int(k) => ValueRef::Integer(*k),
             Src::Null => ValueRef::Null,
-            Src::Coalesce(inner, k) => match self.eval(row, inner) {
+            Src::ColumnOr(i, affinity, k) => match row.record.value(row.payload, *i, *affinity) {
                 ValueRef::Null => ValueRef::Integer(*k),
                 v => v,
             },

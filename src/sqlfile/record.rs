@@ -88,11 +88,18 @@ impl Record {
                 }
             };
             let (size, int) = match serial {
-                0..=9 => (usize::from(FIXED_SIZES[serial as usize]), number(payload, offset, serial)),
+                0..=9 => (
+                    usize::from(FIXED_SIZES[serial as usize]),
+                    number(payload, offset, serial),
+                ),
                 10 | 11 => return Err(bad(&format!("has the reserved serial type {serial}"))),
                 _ => (usize::try_from((serial - 12) / 2).unwrap_or(usize::MAX), 0),
             };
-            self.cols.push(Col { int, at: offset, serial });
+            self.cols.push(Col {
+                int,
+                at: offset,
+                serial,
+            });
             offset = offset.saturating_add(size);
         }
         // Sizes only add up: the last value's end bounds them all.
@@ -147,13 +154,23 @@ impl Record {
 #[inline]
 fn number(payload: &[u8], at: usize, serial: u64) -> i64 {
     let width = u32::from(FIXED_SIZES[serial as usize]);
+    let be8 = |b: &[u8]| u64::from_be_bytes(b.try_into().expect("8 bytes"));
     let raw = match payload.get(at..at.saturating_add(8)) {
-        Some(b) => u64::from_be_bytes(b.try_into().expect("8 bytes")),
+        Some(b) => be8(b),
+        // Near the end (a record's last values): the payload's last 8 bytes, moved up to
+        // start at `at` (no copy call: this is every record's last value or so).
+        None if payload.len() >= 8 && at <= payload.len() => {
+            let end = payload.len();
+            be8(&payload[end - 8..])
+                .checked_shl(8 * (at + 8 - end) as u32)
+                .unwrap_or(0)
+        }
         None => {
-            let mut b = [0u8; 8];
-            let rest = payload.get(at..).unwrap_or(&[]);
-            b[..rest.len().min(8)].copy_from_slice(&rest[..rest.len().min(8)]);
-            u64::from_be_bytes(b)
+            let mut raw = 0u64;
+            for (k, &b) in payload.get(at..).unwrap_or(&[]).iter().enumerate() {
+                raw |= u64::from(b) << (56 - 8 * k);
+            }
+            raw
         }
     };
     // The value's bytes are the high `width` bytes of `raw`: an arithmetic shift brings them
@@ -195,6 +212,90 @@ mod tests {
         ] {
             assert_eq!(Affinity::of_declared(t), a, "{t}");
         }
+    }
+
+    /// A record of the given serial types and value bytes, as SQLite lays it out.
+    fn record(serials: &[u8], values: &[u8]) -> Vec<u8> {
+        let mut p = vec![1 + serials.len() as u8];
+        p.extend_from_slice(serials);
+        p.extend_from_slice(values);
+        p
+    }
+
+    #[test]
+    fn integers_of_every_width_read_as_sqlite_stores_them() {
+        // (serial type, big-endian bytes, value): the extremes of each width, both signs.
+        let cases: [(u8, &[u8], i64); 16] = [
+            (1, &[0x7f], 127),
+            (1, &[0x80], -128),
+            (2, &[0x7f, 0xff], 32767),
+            (2, &[0x80, 0x00], -32768),
+            (3, &[0x7f, 0xff, 0xff], 8_388_607),
+            (3, &[0xff, 0xff, 0xfe], -2),
+            (4, &[0x80, 0, 0, 0], i64::from(i32::MIN)),
+            (4, &[0x12, 0x34, 0x56, 0x78], 0x1234_5678),
+            (5, &[0x7f, 0xff, 0xff, 0xff, 0xff, 0xff], (1 << 47) - 1),
+            (5, &[0x80, 0, 0, 0, 0, 0], -(1 << 47)),
+            (
+                6,
+                &[0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+                i64::MAX,
+            ),
+            (6, &[0x80, 0, 0, 0, 0, 0, 0, 1], i64::MIN + 1),
+            (
+                6,
+                &[0x17, 0x85, 0x0f, 0x4a, 0x2b, 0x3c, 0x4d, 0x5e],
+                0x1785_0f4a_2b3c_4d5e,
+            ),
+            (8, &[], 0),
+            (9, &[], 1),
+            (1, &[0xff], -1),
+        ];
+        let mut r = Record::default();
+        for (serial, bytes, want) in cases {
+            // Alone (the value ends the payload: fewer than 8 bytes after its start), and
+            // followed by a text and another integer (the load reads past the value).
+            let alone = record(&[serial], bytes);
+            r.parse(&alone, 8).unwrap();
+            assert_eq!(
+                r.value(&alone, 0, Affinity::Integer),
+                ValueRef::Integer(want)
+            );
+            assert_eq!(
+                r.value(&alone, 0, Affinity::Real),
+                ValueRef::Real(want as f64)
+            );
+            let mut values = bytes.to_vec();
+            values.extend_from_slice(b"abcdefgh\xff");
+            let followed = record(&[serial, 12 + 2 * 8 + 1, 1], &values);
+            r.parse(&followed, 8).unwrap();
+            assert_eq!(
+                r.value(&followed, 0, Affinity::Integer),
+                ValueRef::Integer(want)
+            );
+            assert_eq!(
+                r.value(&followed, 1, Affinity::Text),
+                ValueRef::Text(b"abcdefgh")
+            );
+            assert_eq!(
+                r.value(&followed, 2, Affinity::Integer),
+                ValueRef::Integer(-1)
+            );
+        }
+    }
+
+    #[test]
+    fn reals_read_as_sqlite_reads_them() {
+        let mut r = Record::default();
+        let p = record(
+            &[7, 7],
+            &[(-2.5f64).to_be_bytes(), f64::NAN.to_be_bytes()].concat(),
+        );
+        r.parse(&p, 8).unwrap();
+        assert_eq!(r.value(&p, 0, Affinity::Real), ValueRef::Real(-2.5));
+        assert_eq!(r.value(&p, 0, Affinity::Integer), ValueRef::Real(-2.5));
+        // SQLite reads a stored NaN as NULL.
+        assert_eq!(r.value(&p, 1, Affinity::Real), ValueRef::Null);
     }
 
     #[test]
