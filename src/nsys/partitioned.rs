@@ -367,6 +367,9 @@ fn survey_query(spec: &Spec, m: usize) -> Option<Select> {
     spec.members[m].select.project(&exprs)
 }
 
+/// Resources looked up by a linear search rather than a hash (see [`MemberSurvey::take`]).
+const FEW_KEYS: usize = 8;
+
 /// One member's scan in progress: its runs, over its own resource numbering (in order of first
 /// appearance; [`combine`] renumbers them as one scan after the other would have).
 struct MemberSurvey {
@@ -377,8 +380,9 @@ struct MemberSurvey {
     runs: Vec<Run>,
     keys: Vec<Key>,
     index: FastMap<Key, usize>,
-    /// Per partition: its open run, the order value of the run's last row, and its aux.
-    open: FastMap<usize, (usize, i64, RunAux)>,
+    /// Per partition (by index): its open run, the order value of the run's last row, and its
+    /// aux.
+    open: Vec<Option<(usize, i64, RunAux)>>,
     /// Under [`AuxRule::Note`]: false once a run breaks the rule.
     aux_sound: bool,
     last: Option<(Key, usize)>,
@@ -405,7 +409,7 @@ impl MemberSurvey {
             runs: Vec::new(),
             keys: Vec::new(),
             index: FastMap::default(),
-            open: FastMap::default(),
+            open: Vec::new(),
             aux_sound: true,
             last: None,
             first_rid: None,
@@ -457,20 +461,25 @@ impl MemberSurvey {
         }
         self.first_rid.get_or_insert(rid);
         self.last_rid = rid;
-        // Consecutive rows are mostly on the same resource: skip the hash lookup then.
+        // Consecutive rows are mostly on the same resource: skip the hash lookup then, and
+        // while there are few resources (rows of a few threads or streams that alternate).
         let p = match self.last {
             Some((k, p)) if k == key => p,
             _ => {
                 let next = self.keys.len();
-                let p = *self.index.entry(key).or_insert(next);
+                let few = (next <= FEW_KEYS)
+                    .then(|| self.keys.iter().position(|k| *k == key))
+                    .flatten();
+                let p = few.unwrap_or_else(|| *self.index.entry(key).or_insert(next));
                 if p == next {
                     self.keys.push(key);
+                    self.open.push(None);
                 }
                 self.last = Some((key, p));
                 p
             }
         };
-        match self.open.get_mut(&p) {
+        match &mut self.open[p] {
             Some((r, prev, run_aux)) if order >= *prev => {
                 match self.aux {
                     Some(AuxRule::Decline) if aux <= run_aux.last => {
@@ -492,7 +501,7 @@ impl MemberSurvey {
                 }
                 let mut run_aux = RunAux::default();
                 run_aux.take(aux);
-                self.open.insert(p, (self.runs.len(), order, run_aux));
+                self.open[p] = Some((self.runs.len(), order, run_aux));
                 self.runs.push(Run {
                     member: self.member,
                     partition: p,

@@ -194,6 +194,9 @@ pub(super) enum Span {
     StartOnly,
 }
 
+/// Groups looked up by a linear search rather than a hash (see [`Grouper::row`]).
+const FEW_GROUPS: usize = 8;
+
 /// The groups of one scan as its rows come. Groups come out in key order, as GROUP BY gives
 /// them; NULL lo/hi are ignored, as MIN/MAX do.
 pub(super) struct Grouper {
@@ -236,13 +239,20 @@ impl Grouper {
                 (start, hi)
             }
         };
+        // The same group as the row before, or one of a few (rows of a few threads or streams
+        // that alternate): no hash lookup.
         let g = match self.last {
             Some((k, g)) if k == key => g,
             _ => {
                 let out = &mut self.out;
-                let g = *self.groups.entry(key).or_insert_with(|| {
-                    out.push((key, None, None, 0));
-                    out.len() - 1
+                let few = (out.len() <= FEW_GROUPS)
+                    .then(|| out.iter().position(|group| group.0 == key))
+                    .flatten();
+                let g = few.unwrap_or_else(|| {
+                    *self.groups.entry(key).or_insert_with(|| {
+                        out.push((key, None, None, 0));
+                        out.len() - 1
+                    })
                 });
                 self.last = Some((key, g));
                 g
