@@ -334,6 +334,15 @@ fn set_lookahead(rec: &mut Record, start_raw: i64, next_raw: Option<i64>, cx: &S
 pub trait Fields {
     fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>>;
     fn column_name(&self, i: usize) -> &str;
+
+    /// Values `first`, `first + 1`, … into `out`: several in one call where a row is read
+    /// through `&dyn Fields` (discovery's scans, a call per value otherwise).
+    fn values<'s>(&'s self, first: usize, out: &mut [ValueRef<'s>]) -> rusqlite::Result<()> {
+        for (k, v) in out.iter_mut().enumerate() {
+            *v = self.value(first + k)?;
+        }
+        Ok(())
+    }
 }
 
 impl Fields for rusqlite::Row<'_> {
@@ -543,8 +552,16 @@ pub fn get<T: rusqlite::types::FromSql, R: Fields + ?Sized>(
     row: &R,
     i: usize,
 ) -> rusqlite::Result<T> {
+    convert(row, i, row.value(i)?)
+}
+
+/// `value`, column `i` of `row`, converted as [`get`] converts it.
+pub fn convert<T: rusqlite::types::FromSql, R: Fields + ?Sized>(
+    row: &R,
+    i: usize,
+    value: ValueRef,
+) -> rusqlite::Result<T> {
     use rusqlite::types::FromSqlError;
-    let value = row.value(i)?;
     T::column_result(value).map_err(|err| match err {
         FromSqlError::InvalidType => {
             rusqlite::Error::InvalidColumnType(i, row.column_name(i).to_owned(), value.data_type())

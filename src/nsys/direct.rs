@@ -202,6 +202,17 @@ impl Fields for PlanRow<'_, '_, '_> {
     fn column_name(&self, i: usize) -> &str {
         self.plan.names.get(i).map_or("?", String::as_str)
     }
+
+    fn values<'s>(&'s self, first: usize, out: &mut [ValueRef<'s>]) -> rusqlite::Result<()> {
+        let last = first + out.len();
+        let Some(srcs) = self.plan.outputs.get(first..last) else {
+            return Err(rusqlite::Error::InvalidColumnIndex(last.saturating_sub(1)));
+        };
+        for (v, src) in out.iter_mut().zip(srcs) {
+            *v = self.plan.eval(&self.row, src);
+        }
+        Ok(())
+    }
 }
 
 /// `v IN (vs)` for a column of numeric (not TEXT) affinity: numbers compare by value; text,

@@ -421,15 +421,15 @@ impl MemberSurvey {
     /// Takes the next row of the scan (`rid, order, aux, partition…`); false when the survey
     /// declines (no more rows needed).
     fn row<R: Fields + ?Sized>(&mut self, row: &R) -> rusqlite::Result<bool> {
-        let ValueRef::Integer(rid) = row.value(0)? else {
+        let mut v = [ValueRef::Null; 7];
+        row.values(0, &mut v[..3 + self.partition_len])?;
+        let ValueRef::Integer(rid) = v[0] else {
             self.declined = true;
             return Ok(false);
         };
         let mut key = [ValueRef::Null; 4];
-        for (i, k) in key.iter_mut().enumerate().take(self.partition_len) {
-            *k = row.value(i + 3)?;
-        }
-        Ok(self.take(rid, row.value(1)?, row.value(2)?, &key))
+        key[..self.partition_len].copy_from_slice(&v[3..3 + self.partition_len]);
+        Ok(self.take(rid, v[1], v[2], &key))
     }
 
     /// Takes the next row of the scan; false when the survey declines (no more rows needed).

@@ -4,11 +4,11 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use rusqlite::types::FromSql;
+use rusqlite::types::{FromSql, ValueRef};
 use rusqlite::Params;
 
 use crate::error::{Error, Result};
-use crate::nsys::cursor::{get, Fields};
+use crate::nsys::cursor::{convert, Fields};
 use crate::nsys::scanset::{ScanSet, Sql};
 use crate::nsys::select::Select;
 use crate::nsys::Export;
@@ -218,20 +218,24 @@ impl Grouper {
 
     pub fn row(&mut self, r: &dyn Fields, span: Span) -> rusqlite::Result<()> {
         let nkeys = self.nkeys;
+        // The keys, the start and (for a span with an end) the end, read in one call.
+        let with_end = matches!(span, Span::Closed | Span::Range);
+        let mut v = [ValueRef::Null; 6];
+        r.values(0, &mut v[..nkeys + 1 + usize::from(with_end)])?;
         let mut key = [0i64; 4];
         for (i, k) in key.iter_mut().enumerate().take(nkeys) {
-            *k = get(r, i)?;
+            *k = convert(r, i, v[i])?;
         }
-        let start: Option<i64> = get(r, nkeys)?;
+        let start: Option<i64> = convert(r, nkeys, v[nkeys])?;
         let (lo, hi) = match span {
             Span::Instant => (start, start),
             Span::StartOnly => (start, None),
             Span::Closed => {
-                let end: Option<i64> = get(r, nkeys + 1)?;
+                let end: Option<i64> = convert(r, nkeys + 1, v[nkeys + 1])?;
                 (start, end.zip(start).map(|(e, s)| e.max(s)))
             }
             Span::Range => {
-                let end: Option<i64> = get(r, nkeys + 1)?;
+                let end: Option<i64> = convert(r, nkeys + 1, v[nkeys + 1])?;
                 let hi = match (end, start) {
                     (Some(e), Some(s)) if e >= s => Some(e),
                     _ => start,
