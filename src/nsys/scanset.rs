@@ -63,9 +63,7 @@ enum Entry<'a> {
 impl<'a> ScanSet<'a> {
     /// `direct`: queries run by the direct reader where they compile for it.
     pub fn new(conn: &'a Connection, direct: bool) -> ScanSet<'a> {
-        let pager = direct
-            .then(|| Pager::new(conn).ok().flatten().map(Rc::new))
-            .flatten();
+        let pager = Pager::shared(conn, direct);
         ScanSet {
             conn,
             pager,
@@ -151,7 +149,7 @@ fn on_two_threads<'a>(
     std::thread::scope(|scope| {
         let worker = scope.spawn(move || {
             // Checked by `second_connection`: the same file gives a pager again.
-            let pager = Pager::new(&conn).ok().flatten().map(Rc::new);
+            let pager = Pager::shared(&conn, true);
             side_by_side(pager, there, &mut [], n)
         });
         let here = side_by_side(Some(pager), here, queries, n);

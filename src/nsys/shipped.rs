@@ -216,11 +216,7 @@ fn serve(
                 });
                 streams.push(match opened {
                     Ok(ex) => {
-                        let pager = pagers[at].get_or_init(|| {
-                            direct
-                                .then(|| Pager::new(&ex.conn).ok().flatten().map(Rc::new))
-                                .flatten()
-                        });
+                        let pager = pagers[at].get_or_init(|| Pager::shared(&ex.conn, direct));
                         Ok(Stream {
                             rows: PartitionedRows::new(&ex.conn, &spec, survey, pager.clone()),
                             width: spec.columns.len(),

@@ -345,11 +345,7 @@ impl<'c> Reader<'c> {
         let mut places = RowPlaces {
             pagers: exports
                 .iter()
-                .map(|ex| {
-                    direct
-                        .then(|| Pager::new(&ex.conn).ok().flatten().map(Rc::new))
-                        .flatten()
-                })
+                .map(|ex| Pager::shared(&ex.conn, direct))
                 .collect(),
             #[cfg(not(target_family = "wasm"))]
             helpers: (threads.helpers > 0).then(|| Helpers::new(exports, threads.helpers, direct)),

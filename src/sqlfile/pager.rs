@@ -28,6 +28,15 @@ pub struct Pager<'c> {
 }
 
 impl<'c> Pager<'c> {
+    /// The pager the direct readers of `conn` share, where `direct` asks for them: `None`
+    /// without it, where pages cannot be read directly, or where the file's header breaks the
+    /// format (the readers then go through SQLite, which names the damage).
+    pub fn shared(conn: &'c Connection, direct: bool) -> Option<std::rc::Rc<Pager<'c>>> {
+        direct
+            .then(|| Pager::new(conn).ok().flatten().map(std::rc::Rc::new))
+            .flatten()
+    }
+
     /// The pager of `conn`'s main database; `None` where pages cannot be read directly (no file
     /// pointer, a WAL-mode or non-UTF-8 database: see the module doc).
     pub fn new(conn: &'c Connection) -> Result<Option<Pager<'c>>, Damaged> {
