@@ -317,48 +317,56 @@ pub enum Align {
     None,
 }
 
+/// `s` as one of the named `choices`, or a message listing the names ("'x' is not auto, on
+/// or off"): the read options' values on the command line.
+fn one_of<T: Copy>(s: &str, choices: &[(&str, T)]) -> Result<T, String> {
+    if let Some(&(_, v)) = choices.iter().find(|(name, _)| *name == s) {
+        return Ok(v);
+    }
+    let names: Vec<&str> = choices.iter().map(|&(name, _)| name).collect();
+    let list = match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    Err(format!("'{s}' is not {list}"))
+}
+
 impl FromStr for ReadOrder {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(ReadOrder::Auto),
-            "sql" => Ok(ReadOrder::Sql),
-            _ => Err(format!("'{s}' is not auto or sql")),
-        }
+        one_of(s, &[("auto", ReadOrder::Auto), ("sql", ReadOrder::Sql)])
     }
 }
 
 impl FromStr for ReadPages {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(ReadPages::Auto),
-            "sqlite" => Ok(ReadPages::Sqlite),
-            _ => Err(format!("'{s}' is not auto or sqlite")),
-        }
+        one_of(
+            s,
+            &[("auto", ReadPages::Auto), ("sqlite", ReadPages::Sqlite)],
+        )
     }
 }
 
 impl FromStr for ReadAhead {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(ReadAhead::Auto),
-            "off" => Ok(ReadAhead::Off),
-            _ => Err(format!("'{s}' is not auto or off")),
-        }
+        one_of(s, &[("auto", ReadAhead::Auto), ("off", ReadAhead::Off)])
     }
 }
 
 impl FromStr for ReadHelpers {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "auto" => Ok(ReadHelpers::Auto),
-            "on" => Ok(ReadHelpers::On),
-            "off" => Ok(ReadHelpers::Off),
-            _ => Err(format!("'{s}' is not auto, on or off")),
-        }
+        one_of(
+            s,
+            &[
+                ("auto", ReadHelpers::Auto),
+                ("on", ReadHelpers::On),
+                ("off", ReadHelpers::Off),
+            ],
+        )
     }
 }
 
@@ -432,5 +440,35 @@ impl Options {
             .filter(|s| !s.trim().is_empty())
             .map(Family::from_str)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_options_parse_their_names_and_list_them_otherwise() {
+        assert_eq!("sql".parse(), Ok(ReadOrder::Sql));
+        assert_eq!("sqlite".parse(), Ok(ReadPages::Sqlite));
+        assert_eq!("off".parse(), Ok(ReadAhead::Off));
+        assert_eq!("on".parse(), Ok(ReadHelpers::On));
+        assert_eq!("auto".parse(), Ok(ReadHelpers::Auto));
+        assert_eq!(
+            "x".parse::<ReadOrder>(),
+            Err("'x' is not auto or sql".to_owned())
+        );
+        assert_eq!(
+            "x".parse::<ReadPages>(),
+            Err("'x' is not auto or sqlite".to_owned())
+        );
+        assert_eq!(
+            "x".parse::<ReadAhead>(),
+            Err("'x' is not auto or off".to_owned())
+        );
+        assert_eq!(
+            "On".parse::<ReadHelpers>(),
+            Err("'On' is not auto, on or off".to_owned())
+        );
     }
 }
