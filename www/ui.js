@@ -102,18 +102,44 @@ export function downloadUrl(blob, urls) {
   return u;
 }
 
+/** Per link made lazy: what it downloads, until its URL is made. */
+const lazyLinks = new WeakMap();
+
+function makeLinkLive(ev) {
+  const a = ev.currentTarget;
+  const lazy = lazyLinks.get(a);
+  if (!lazy) return;
+  lazyLinks.delete(a);
+  a.href = downloadUrl(lazy.make(), lazy.urls);
+}
+
+/** Makes the link `a` download the blob that `make()` gives, made and given its URL when the
+ * link is about to be used (pointer over it, keyboard focus, or the click itself, before the
+ * browser follows it): as results show, a URL per link cost the page about a millisecond each
+ * and a chart's SVG text several, for downloads most users never take. */
+export function lazyDownload(a, make, urls) {
+  if (!a.dataset.lazyDownload) {
+    a.dataset.lazyDownload = '1';
+    for (const type of ['pointerenter', 'focus', 'click']) a.addEventListener(type, makeLinkLive, true);
+  }
+  lazyLinks.set(a, { make, urls });
+  // A link with an href is focusable and announced as a link; this one is replaced on use.
+  a.href = '#download';
+}
+
 export function renderResults(result, secs, urls) {
   $('#results').hidden = false;
   const a = $('#bundle');
-  a.href = downloadUrl(result.bundle.blob, urls);
+  lazyDownload(a, () => result.bundle.blob, urls);
   a.download = result.bundle.name;
   a.textContent = `Download the bundle (${result.bundle.name})`;
   $('#bundle-size').textContent = fmtBytes(result.bundle.blob.size);
   $('#files-out').replaceChildren(
-    ...result.files.flatMap((f, i) => [
-      i ? document.createTextNode(' · ') : null,
-      h('a', { href: downloadUrl(f.blob, urls), download: f.name, 'data-type': f.type, text: `${f.name} (${fmtBytes(f.blob.size)})` }),
-    ]).filter(Boolean),
+    ...result.files.flatMap((f, i) => {
+      const a = h('a', { download: f.name, 'data-type': f.type, text: `${f.name} (${fmtBytes(f.blob.size)})` });
+      lazyDownload(a, () => f.blob, urls);
+      return [i ? document.createTextNode(' · ') : null, a];
+    }).filter(Boolean),
   );
   const s = result.summary;
   const counts = Object.entries(s.counts).map(([k, v]) => `${k} ${v.toLocaleString()}`).join(', ');
@@ -128,7 +154,7 @@ export function renderCharts(container, charts, urls) {
       const fig = h('figure', { class: 'chart-figure', id: `fig-${c.id}`, 'data-chart': c.id });
       const caption = h('figcaption', {}, [h('span', { class: 'chart-title', text: c.title })]);
       const svgLink = h('a', { class: 'button small', download: `${c.id}.svg`, text: 'SVG' });
-      svgLink.href = downloadUrl(new Blob([svgText(c.svg)], { type: 'image/svg+xml' }), urls);
+      lazyDownload(svgLink, () => new Blob([svgText(c.svg)], { type: 'image/svg+xml' }), urls);
       svgLink.setAttribute('aria-label', `Download “${c.title}” as SVG`);
       const png = h('button', { type: 'button', class: 'small', text: 'PNG', 'aria-label': `Download “${c.title}” as PNG` });
       png.addEventListener('click', async () => {
