@@ -192,9 +192,12 @@ export class Converter {
     const collect = (msg) => {
       if (msg.type === 'progress' && onProgress) onProgress(msg.progress);
       if (msg.type === 'chunk') {
+        // Each chunk made a Blob as it comes, while the workers still convert: made at the
+        // end, the bundle's Blobs held the results back by ~10 ms at 10 MB.
+        const part = new Blob([msg.bytes]);
         const last = segments[segments.length - 1];
-        if (last && last.tag === msg.tag) last.parts.push(msg.bytes);
-        else segments.push({ tag: msg.tag, parts: [msg.bytes] });
+        if (last && last.tag === msg.tag) last.parts.push(part);
+        else segments.push({ tag: msg.tag, parts: [part] });
       }
     };
     const inspected = this._takeInspected(inputs);
