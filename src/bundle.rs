@@ -272,11 +272,13 @@ impl std::io::Write for SharedBytes {
 /// from the pipeline on this thread or from a reader elsewhere (the browser's reader worker):
 /// the archive's trace entry header is written now, [`BundleWriter::sinks`] take the records
 /// and write the plain .prv to `trace`, and [`BundleWriter::finish`] gives the
-/// [`PendingBundle`] that waits for the .prv.gz (made by [`GzipStream`] at `bopts.gzip`'s
-/// level). The archive is then the bytes written to `out` before [`PendingBundle::finish`], the
-/// .prv.gz, and the bytes `finish` writes — byte for byte what [`write_bundle`] writes.
+/// [`PendingBundle`] that waits for the .prv.gz (its segments deflated by [`SegmentDeflate`]s
+/// and put together by a [`Join`] at `bopts.gzip`'s level). The archive is then the bytes
+/// written to `out` before [`PendingBundle::finish`], the .prv.gz, and the bytes `finish`
+/// writes — byte for byte what [`write_bundle`] writes.
 ///
-/// [`GzipStream`]: crate::paraver::gzip::GzipStream
+/// [`SegmentDeflate`]: crate::paraver::gzip::SegmentDeflate
+/// [`Join`]: crate::paraver::gzip::Join
 pub struct BundleWriter<'w, W: ZipSink> {
     zip: ZipWriter<W>,
     sinks: BundleSinks<'w>,

@@ -370,23 +370,32 @@ fn whole_bundle(paths: &[PathBuf]) -> (BundleOptions, Bundled, Recording, Vec<Ex
     (bopts, whole, recorded, exports)
 }
 
-/// The rest of a bundle whose trace is gzipped apart: `plain` gzipped as the page's gzip worker
-/// does it, handed over in pieces of `piece` bytes; the .prv.gz, and the archive before and
-/// after it (the trace entry's header first, its data descriptor then), with what it bundled.
+/// The rest of a bundle whose trace is gzipped apart: `plain` gzipped as the page's workers do
+/// it — cut into segments, each deflated by one of two deflaters in turn, handed its segment in
+/// pieces of `piece` bytes, the segments joined in order; the .prv.gz, and the archive before
+/// and after it (the trace entry's header first, its data descriptor then), with what it
+/// bundled.
 fn gzip_apart(
     pending: prvsight::bundle::PendingBundle<Recording>,
     plain: &[u8],
     bopts: &BundleOptions,
     piece: usize,
 ) -> (Vec<u8>, Recording, Bundled) {
-    let mut gz = prvsight::paraver::gzip::GzipStream::new(bopts.gzip.unwrap());
-    let mut trace = Vec::new();
-    for piece in plain.chunks(piece) {
-        trace.extend(gz.write(piece).unwrap());
+    use prvsight::paraver::gzip::{Join, SegmentDeflate, SEGMENT_BYTES};
+    let level = bopts.gzip.unwrap();
+    let mut deflaters = [SegmentDeflate::new(level), SegmentDeflate::new(level)];
+    let (mut join, head) = Join::new(level);
+    let mut trace = head.to_vec();
+    for (i, segment) in plain.chunks(SEGMENT_BYTES).enumerate() {
+        let d = &mut deflaters[i % 2];
+        for p in segment.chunks(piece) {
+            d.write(p, &mut trace).unwrap();
+        }
+        join.segment(&d.end(&mut trace).unwrap());
     }
-    let (last, crc, size) = gz.finish().unwrap();
-    trace.extend(last);
-    let (bundled, around) = pending.finish(crc, size).unwrap();
+    let (tail, sum) = join.finish();
+    trace.extend(tail);
+    let (bundled, around) = pending.finish(sum.crc, sum.len).unwrap();
     (trace, around, bundled)
 }
 

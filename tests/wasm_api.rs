@@ -637,10 +637,64 @@ fn the_direct_reader_reads_pages_through_the_vfs_in_wasm() {
     assert_eq!(direct, sql);
 }
 
+/// `plain` made a .prv.gz as the page's workers make it: cut into segments, each deflated in
+/// pieces of `piece` bytes by one of `workers` deflaters in turn (`TraceSegments`), the
+/// segments put together in order (`TraceJoin`). The .prv.gz, and what `TraceJoin::finish` said.
+fn segments_joined(plain: &[u8], piece: usize, workers: usize) -> (Vec<u8>, JsValue) {
+    let mut deflaters: Vec<_> = (0..workers)
+        .map(|_| prvsight::wasm::TraceSegments::new(None).unwrap())
+        .collect();
+    let mut join = prvsight::wasm::TraceJoin::new(None).unwrap();
+    let mut gz = join.header().to_vec();
+    let segment = prvsight::wasm::segment_bytes() as usize;
+    for (i, seg) in plain.chunks(segment).enumerate() {
+        let d = &mut deflaters[i % workers];
+        for p in seg.chunks(piece) {
+            gz.extend(d.write(p).unwrap().to_vec());
+        }
+        let end = d.end().unwrap();
+        gz.extend(Uint8Array::from(get(&end, "bytes")).to_vec());
+        let n = |k| number(&end, k);
+        join.segment(
+            n("plain_crc") as u32,
+            n("plain_len"),
+            n("crc") as u32,
+            n("len"),
+        )
+        .unwrap();
+    }
+    let end = join.finish().unwrap();
+    gz.extend(Uint8Array::from(get(&end, "bytes")).to_vec());
+    assert!(join.finish().is_err(), "a .prv.gz ends once");
+    (gz, end)
+}
+
+/// Segments deflated by different workers join into the bytes of the conversion's own gzip,
+/// here over several segments (the sample's trace is shorter than one).
+#[wasm_bindgen_test]
+fn segments_deflated_by_two_workers_join_into_the_conversions_gzip() {
+    let mut plain = Vec::new();
+    for i in 0..200_000u64 {
+        plain.extend(format!("2:0:1:1:{}:{}:50000001:{}\n", i % 7 + 1, i * 1234, i % 97).bytes());
+    }
+    assert!(plain.len() > 2 * prvsight::wasm::segment_bytes() as usize);
+    let mut w = prvsight::paraver::gzip::GzipWriter::inline(
+        Vec::new(),
+        prvsight::paraver::TRACE_GZIP_LEVEL,
+    );
+    std::io::Write::write_all(&mut w, &plain).unwrap();
+    let want = w.finish().unwrap();
+    let (got, end) = segments_joined(&plain, 300_000, 2);
+    assert!(got == want);
+    assert_eq!(number(&end, "size"), want.len() as f64);
+    assert_eq!(number(&end, "crc") as u32, crc32fast::hash(&want));
+}
+
 /// The page's three-worker conversion: a reader (`ReaderSession`) hands the records over in
 /// batches of bytes; a writer (`WriterSession`) writes the archive around the trace entry ("zip")
-/// and the plain .prv ("prv"); a third gzips that .prv in the pieces it receives (`TraceGzip`).
-/// The archive put together is `convert`'s, byte for byte, and so is the result.
+/// and the plain .prv ("prv"); the .prv is deflated in segments (`TraceSegments`, by whichever
+/// worker is free) put together in order (`TraceJoin`). The archive put together is
+/// `convert`'s, byte for byte, and so is the result.
 #[wasm_bindgen_test]
 fn a_conversion_split_over_three_workers_gives_the_same_archive() {
     let list = inputs(&[("testcuda_report1.sqlite", SAMPLE)]);
@@ -688,14 +742,8 @@ fn a_conversion_split_over_three_workers_gives_the_same_archive() {
     let pending = writer.finish(&summary).unwrap();
     assert!(writer.feed(&[]).is_err(), "a finished writer takes no more");
     let head_len = head.borrow().len();
-    // The gzip worker, given the plain trace in pieces of its own size.
-    let mut gz = prvsight::wasm::TraceGzip::new(None).unwrap();
-    let mut trace = Vec::new();
-    for piece in plain.borrow().chunks(100_000) {
-        trace.extend(gz.write(piece).unwrap().to_vec());
-    }
-    let end = gz.finish().unwrap();
-    trace.extend(Uint8Array::from(get(&end, "bytes")).to_vec());
+    // The plain trace deflated segment by segment, each segment in pieces of its own size.
+    let (trace, end) = segments_joined(&plain.borrow(), 100_000, 1);
     let result = pending
         .finish(number(&end, "crc") as u32, number(&end, "size"))
         .unwrap();
@@ -707,7 +755,8 @@ fn a_conversion_split_over_three_workers_gives_the_same_archive() {
         js_sys::JSON::stringify(&get(&result, "summary")).unwrap(),
         js_sys::JSON::stringify(&get(&whole.result, "summary")).unwrap()
     );
-    assert!(prvsight::wasm::TraceGzip::new(Some(0)).is_err());
+    assert!(prvsight::wasm::TraceSegments::new(Some(0)).is_err());
+    assert!(prvsight::wasm::TraceJoin::new(Some(10)).is_err());
     // A writer needs a reader's header, and a gzipped trace (else one worker does it all).
     let writer_with = |opts: &str, header: &str| {
         prvsight::wasm::WriterSession::new(

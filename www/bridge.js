@@ -184,39 +184,39 @@ export class Converter {
    */
   async convert(inputs, options, onProgress) {
     await this._ensure();
-    // Output arrives as tagged chunks; consecutive chunks of one tag form a segment. Split, the
-    // archive is the writer's 'zip' chunks, the gzip worker's .prv.gz ('trace'), then the
-    // writer's 'tail'; with one worker, all of them in order.
-    // Blobs of blobs share storage: the bundle and the trace file hold the trace bytes once.
-    const segments = [];
+    // The output as it comes, each chunk made a Blob on arrival (while the workers still
+    // convert: made at the end, the Blobs held the results back by ~10 ms at 10 MB). The
+    // .prv.gz's pieces of a split conversion come from several workers: they are kept by
+    // their place in it (worker.js, protocol); everything else in the order it came.
+    const arrived = [];
+    const trace = new Map();
     const collect = (msg) => {
       if (msg.type === 'progress' && onProgress) onProgress(msg.progress);
       if (msg.type === 'chunk') {
-        // Each chunk made a Blob as it comes, while the workers still convert: made at the
-        // end, the bundle's Blobs held the results back by ~10 ms at 10 MB.
         const part = new Blob([msg.bytes]);
-        const last = segments[segments.length - 1];
-        if (last && last.tag === msg.tag) last.parts.push(part);
-        else segments.push({ tag: msg.tag, parts: [part] });
+        if (msg.seq === undefined) {
+          arrived.push({ tag: msg.tag, part });
+        } else {
+          if (!trace.has(msg.seq)) trace.set(msg.seq, []);
+          trace.get(msg.seq).push(part);
+        }
       }
     };
     const inspected = this._takeInspected(inputs);
-    let value;
-    if (options.gzip !== false && splitWorkers()) {
-      value = await this._convertSplit(inputs, options, inspected, collect);
-      const order = { zip: 0, trace: 1, tail: 2 };
-      segments.sort((a, b) => order[a.tag] - order[b.tag]);
-    } else {
-      value = await this._main.call({ type: 'convert', inputs, options, inspected }, collect);
-    }
-    const blobs = segments.map((s) => ({ tag: s.tag, blob: new Blob(s.parts) }));
-    const zip = new Blob(blobs.map((s) => s.blob), { type: 'application/zip' });
-    const trace = new Blob(blobs.filter((s) => s.tag === 'trace').map((s) => s.blob), {
-      type: 'application/octet-stream',
-    });
+    const split = options.gzip !== false && splitWorkers();
+    const value = split
+      ? await this._convertSplit(inputs, options, inspected, collect)
+      : await this._main.call({ type: 'convert', inputs, options, inspected }, collect);
+    const tagged = (tag) => arrived.filter((c) => c.tag === tag).map((c) => c.part);
+    // Split: the writer's archive head, the .prv.gz in order, the writer's archive tail. One
+    // worker: its chunks in the order they came.
+    const traceParts = split ? [...trace.keys()].sort((a, b) => a - b).flatMap((k) => trace.get(k)) : tagged('trace');
+    const archive = split ? [...tagged('zip'), ...traceParts, ...tagged('tail')] : arrived.map((c) => c.part);
+    const zip = new Blob(archive, { type: 'application/zip' });
+    const traceBlob = new Blob(traceParts, { type: 'application/octet-stream' });
     const text = 'text/plain';
     const files = [
-      { name: value.names.prv, blob: trace, type: 'trace' },
+      { name: value.names.prv, blob: traceBlob, type: 'trace' },
       { name: value.names.pcf, blob: new Blob([value.pcf], { type: text }), type: 'pcf' },
       { name: value.names.row, blob: new Blob([value.row], { type: text }), type: 'row' },
     ];
@@ -236,7 +236,7 @@ export class Converter {
     };
   }
 
-  /** The reader (main), writer and gzip workers joined by two channels; the writer's result. */
+  /** The reader (main), writer and gzip workers joined by three channels; the writer's result. */
   async _convertSplit(inputs, options, inspected, collect) {
     const [main, writer, gzip] = await Promise.all(
       [this._main, this._ensureWriter(), this._ensureGzip()].map(async (w) => {
@@ -244,16 +244,23 @@ export class Converter {
         return w;
       }),
     );
+    // Reader to writer (records), writer to the gzip worker and, once it has read everything,
+    // to the reader (segments of the .prv to deflate).
     const records = new MessageChannel();
-    const plain = new MessageChannel();
+    const toGzip = new MessageChannel();
+    const toReader = new MessageChannel();
     const labels = inputs.map((i) => i.name);
-    const read = main.call({ type: 'read', inputs, options, inspected, port: records.port1 }, collect, [records.port1]);
-    const written = writer.call(
-      { type: 'write', labels, options, port: records.port2, gzipPort: plain.port1 },
+    const read = main.call(
+      { type: 'read', inputs, options, inspected, port: records.port1, helpPort: toReader.port1 },
       collect,
-      [records.port2, plain.port1],
+      [records.port1, toReader.port1],
     );
-    const gzipped = gzip.call({ type: 'gzip', level: options.gzip_level, port: plain.port2 }, collect, [plain.port2]);
+    const written = writer.call(
+      { type: 'write', labels, options, port: records.port2, deflaters: [toGzip.port1, toReader.port2] },
+      collect,
+      [records.port2, toGzip.port1, toReader.port2],
+    );
+    const gzipped = gzip.call({ type: 'gzip', level: options.gzip_level, port: toGzip.port2 }, collect, [toGzip.port2]);
     try {
       const [, value] = await Promise.all([read, written, gzipped]);
       return value;

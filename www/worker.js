@@ -8,11 +8,13 @@
 //        {id, type: 'warm'}                              answered once the warm-up is done
 //        {id, type: 'inspect', inputs: [{name, data: Blob}], keep?: bool}
 //        {id, type: 'convert', inputs, options, inspected?: bool}
-//        {id, type: 'read', inputs, options, inspected?: bool, port: MessagePort} (to the writer)
-//        {id, type: 'write', labels, options, port: MessagePort, gzipPort: MessagePort}
+//        {id, type: 'read', inputs, options, inspected?: bool, port: MessagePort,  (to the writer)
+//         helpPort: MessagePort}                      (the writer's, once everything is read)
+//        {id, type: 'write', labels, options, port: MessagePort, deflaters: MessagePort[]}
 //        {id, type: 'gzip', level?: number, port: MessagePort}              (from the writer)
 //   out: {id, type: 'progress', progress: {phase, records_done, records_estimate}}
-//        {id, type: 'chunk', tag: 'zip'|'trace'|'tail', bytes: Uint8Array}   (transferred)
+//        {id, type: 'chunk', tag: 'zip'|'trace'|'tail', bytes: Uint8Array,   (transferred)
+//         seq?: number}                     (the .prv.gz's pieces: their place in it, see below)
 //        {id, type: 'done', value}  |  {id, type: 'error', error: {kind, message, hint}}
 //
 // `keep`: the worker keeps the inspected files open, with the conversion's plan made for the
@@ -22,13 +24,18 @@
 // A gzipped conversion is split over three workers where the page has them (bridge.js), each
 // on its own core: the reader (`read`) opens the exports and sends the records to the writer as
 // batches of bytes, at most IN_FLIGHT_BATCHES ahead of it; the writer (`write`) feeds them to
-// the sinks, sends the plain .prv to the gzip worker (at most IN_FLIGHT_PLAIN bytes ahead of it)
-// and the archive around the trace entry to the page ('zip' before the trace, 'tail' after it);
-// the gzip worker (`gzip`) sends the .prv.gz to the page ('trace') and, at the end, its CRC-32
-// and size to the writer, which the archive's tail needs. The page puts the archive together.
-// Reader to writer: {header, estimate}, then batches (Uint8Array), then {summary}; writer to
-// reader: {ack} per batch. Writer to gzip: plain .prv pieces, then null; gzip to writer:
-// {ack: bytes} per piece, then {crc, size}.
+// the sinks, cuts the plain .prv into segments (the .prv.gz is deflated segment by segment:
+// paraver/gzip.rs) and hands each whole segment to a deflating worker with room — the gzip
+// worker (`gzip`) from the start, the reader too once it has read everything, so that the end
+// of the .prv.gz is not left to one core — holding at most IN_FLIGHT_PLAIN bytes of segments
+// not yet handed out. The deflaters send each segment's bytes to the page ('trace', with the
+// segment's number as seq) and its sums to the writer, which puts the .prv.gz together: its
+// header (seq -1) and end (seq n, after the n segments), and the archive around the trace entry
+// ('zip' before it, 'tail' after it, which needs the .prv.gz's CRC-32 and size). The page puts
+// the archive together in that order. Reader to writer: {header, estimate}, then batches
+// (Uint8Array), then {summary}; writer to reader: {ack} per batch. Writer to a deflater:
+// {seq, parts: Uint8Array[]} per segment, then null; deflater to writer: {ready} (the reader,
+// when it starts to help), {seq, sums} per segment.
 /* global wasm_bindgen, importScripts */
 'use strict';
 
@@ -93,6 +100,142 @@ function inbox(port) {
   };
 }
 
+/** Sends a piece of the .prv.gz to the page: request `id`'s chunk number `seq` of the trace. */
+function sendTrace(id, seq, bytes) {
+  if (bytes.length) self.postMessage({ id, type: 'chunk', tag: 'trace', seq, bytes }, [bytes.buffer]);
+}
+
+/** This worker's share of the .prv.gz: deflates the segments the writer hands over on `port`,
+ * one after the other (their bytes to the page, their sums to the writer), until the writer
+ * sends null. */
+function deflateSegments(id, port, level) {
+  const deflater = new wasm_bindgen.TraceSegments(level ?? undefined);
+  return new Promise((resolve, reject) => {
+    port.onmessage = (ev) => {
+      try {
+        if (ev.data === null) {
+          deflater.free();
+          reportMemory();
+          resolve(null);
+          return;
+        }
+        const { seq, parts } = ev.data;
+        for (const part of parts) sendTrace(id, seq, deflater.write(part));
+        const end = deflater.end();
+        sendTrace(id, seq, end.bytes);
+        const { plain_crc, plain_len, crc, len } = end;
+        port.postMessage({ seq, sums: { plain_crc, plain_len, crc, len } });
+      } catch (e) {
+        reject(e);
+      }
+    };
+  });
+}
+
+/** The writer's side of the .prv.gz (see the protocol above): cuts the plain .prv into whole
+ * segments and hands each to a deflater with room (two at most each: one deflating, one
+ * waiting in its queue, so none idles while segments wait here), then puts the .prv.gz
+ * together from the segments' sums. `ports`: the deflaters', the first one ready from the start,
+ * the others once they say so. */
+class TraceDeflaters {
+  constructor(id, ports, level) {
+    this.id = id;
+    this.level = level ?? undefined;
+    this.segmentBytes = wasm_bindgen.segment_bytes();
+    this.open = { parts: [], bytes: 0 };
+    /** Whole segments not handed out yet, and their plain bytes. */
+    this.waiting = [];
+    this.waitingBytes = 0;
+    this.segments = 0;
+    /** Per segment number, its sums once deflated. */
+    this.sums = [];
+    this.deflated = 0;
+    this.wake = null;
+    this.deflaters = ports.map((port, i) => ({ port, ready: i === 0, held: 0 }));
+    for (const d of this.deflaters) {
+      d.port.onmessage = (ev) => {
+        const m = ev.data;
+        if (m.ready) {
+          d.ready = true;
+        } else {
+          this.sums[m.seq] = m.sums;
+          this.deflated += 1;
+          d.held -= 1;
+        }
+        this._handOut();
+        if (this.wake) {
+          const wake = this.wake;
+          this.wake = null;
+          wake();
+        }
+      };
+    }
+  }
+
+  /** A piece of the plain .prv (transferred away from the caller). */
+  add(bytes) {
+    while (bytes.length) {
+      const room = this.segmentBytes - this.open.bytes;
+      // A piece across a segment's end is cut there; the rest, copied, goes on to the next
+      // (a buffer is transferred with one segment only).
+      const piece = bytes.length <= room ? bytes : bytes.subarray(0, room);
+      bytes = bytes.length <= room ? bytes.subarray(bytes.length) : bytes.slice(room);
+      this.open.parts.push(piece);
+      this.open.bytes += piece.length;
+      if (this.open.bytes === this.segmentBytes) this._close();
+    }
+  }
+
+  _close() {
+    if (!this.open.bytes) return;
+    this.waiting.push({ seq: this.segments++, ...this.open });
+    this.waitingBytes += this.open.bytes;
+    this.open = { parts: [], bytes: 0 };
+    this._handOut();
+  }
+
+  _handOut() {
+    while (this.waiting.length) {
+      let to = null;
+      for (const d of this.deflaters) if (d.ready && d.held < 2 && (!to || d.held < to.held)) to = d;
+      if (!to) return;
+      const { seq, parts, bytes } = this.waiting.shift();
+      this.waitingBytes -= bytes;
+      to.held += 1;
+      to.port.postMessage({ seq, parts }, parts.map((p) => p.buffer));
+    }
+  }
+
+  _changed() {
+    return new Promise((resolve) => {
+      this.wake = resolve;
+    });
+  }
+
+  /** Resolves once at most `limit` plain bytes wait here for a deflater. */
+  async room(limit) {
+    while (this.waitingBytes + this.open.bytes > limit) await this._changed();
+  }
+
+  /** Hands out the last segment, waits for every segment, ends the deflaters' share and sends
+   * the .prv.gz's header and end to the page; its CRC-32 and size. */
+  async finish() {
+    this._close();
+    while (this.deflated < this.segments) await this._changed();
+    for (const d of this.deflaters) d.port.postMessage(null);
+    const join = new wasm_bindgen.TraceJoin(this.level);
+    try {
+      sendTrace(this.id, -1, join.header());
+      for (const s of this.sums) join.segment(s.plain_crc, s.plain_len, s.crc, s.len);
+      const end = join.finish();
+      sendTrace(this.id, this.segments, end.bytes);
+      return { crc: end.crc, size: end.size };
+    } finally {
+      join.free();
+    }
+  }
+}
+
 /** For the benchmark (scripts/bench/web.mjs adds these lines up): this worker's wasm memory
  * peak (it only grows). */
 function reportMemory() {
@@ -116,14 +259,16 @@ function finished(value) {
 function warmUp(bytes, role) {
   const name = 'warm-up.sqlite';
   const inputs = [{ name, data: new Uint8Array(bytes) }];
-  if (role === 'gzip') {
-    const gzip = new wasm_bindgen.TraceGzip();
+  // The reader deflates too once it has read everything (`read`), so it warms up to both.
+  if (role === 'gzip' || role === 'read') {
+    const deflater = new wasm_bindgen.TraceSegments();
     try {
-      gzip.write(inputs[0].data);
+      deflater.write(inputs[0].data);
+      deflater.end();
     } finally {
-      gzip.free();
+      deflater.free();
     }
-    return;
+    if (role === 'gzip') return;
   }
   if (role === 'convert') {
     wasm_bindgen.convert(inputs, {}, () => {}, () => true);
@@ -214,30 +359,21 @@ const handlers = {
     } finally {
       session.free();
     }
-    return null;
+    // Everything is read: this worker now deflates segments of the .prv.gz with the gzip
+    // worker until the writer has them all.
+    const help = deflateSegments(id, msg.helpPort, msg.options?.gzip_level);
+    msg.helpPort.postMessage({ ready: true });
+    return help;
   },
   async write(msg) {
     await ready;
-    const { id, port, gzipPort } = msg;
+    const { id, port } = msg;
     const reader = inbox(port);
-    const gzipper = inbox(gzipPort);
+    const trace = new TraceDeflaters(id, msg.deflaters, msg.options?.gzip_level);
     let tag = 'zip';
-    let plainAhead = 0;
     const onChunk = (t, bytes) => {
-      if (t === 'prv') {
-        plainAhead += bytes.length;
-        gzipPort.postMessage(bytes, [bytes.buffer]);
-      } else {
-        self.postMessage({ id, type: 'chunk', tag, bytes }, [bytes.buffer]);
-      }
-    };
-    // Acknowledgements of the gzip worker, until the one that ends the .prv.gz.
-    const gzipRoom = async (limit) => {
-      while (plainAhead > limit) {
-        const m = await gzipper.next();
-        if (!('ack' in m)) throw new Error(`the gzip worker answered out of turn: ${JSON.stringify(m)}`);
-        plainAhead -= m.ack;
-      }
+      if (t === 'prv') trace.add(bytes);
+      else self.postMessage({ id, type: 'chunk', tag, bytes }, [bytes.buffer]);
     };
     const { header, estimate } = await reader.next();
     const session = new wasm_bindgen.WriterSession(msg.labels, msg.options || {}, header, onChunk);
@@ -249,15 +385,13 @@ const handlers = {
           const done = session.feed(m);
           port.postMessage({ ack: 1 });
           self.postMessage({ id, type: 'progress', progress: { phase: 'converting', records_done: done, records_estimate: estimate } });
-          await gzipRoom(IN_FLIGHT_PLAIN);
+          await trace.room(IN_FLIGHT_PLAIN);
         } else {
           ({ summary } = m);
         }
       }
       const pending = session.finish(summary);
-      gzipPort.postMessage(null);
-      await gzipRoom(0);
-      const { crc, size } = await gzipper.next();
+      const { crc, size } = await trace.finish();
       tag = 'tail';
       return finished(pending.finish(crc, size));
     } finally {
@@ -266,29 +400,7 @@ const handlers = {
   },
   async gzip(msg) {
     await ready;
-    const { id, port } = msg;
-    const gz = new wasm_bindgen.TraceGzip(msg.level ?? undefined);
-    const send = (bytes) => {
-      if (bytes.length) self.postMessage({ id, type: 'chunk', tag: 'trace', bytes }, [bytes.buffer]);
-    };
-    return new Promise((resolve, reject) => {
-      port.onmessage = (ev) => {
-        try {
-          if (ev.data === null) {
-            const end = gz.finish();
-            send(end.bytes);
-            port.postMessage({ crc: end.crc, size: end.size });
-            reportMemory();
-            resolve({ crc: end.crc, size: end.size });
-          } else {
-            send(gz.write(ev.data));
-            port.postMessage({ ack: ev.data.length });
-          }
-        } catch (e) {
-          reject(e);
-        }
-      };
-    });
+    return deflateSegments(msg.id, msg.port, msg.level);
   },
 };
 

@@ -1,6 +1,6 @@
 // Each part of the page's split conversion alone, in Node, on the same wasm (dist/, built by
 // scripts/build-web.sh): the reader (its plan, then its stream of batches), the writer (fed the
-// reader's batches, made first) and the gzip worker (fed the writer's plain .prv, kept first).
+// reader's batches, made first) and the deflaters (fed the writer's plain .prv, kept first).
 // On two cores the three share the CPU, so what the page's conversion costs is their sum; this
 // says which part a change made cheaper. Inputs are bytes in memory (no Blob reads).
 //
@@ -58,12 +58,27 @@ function write(name, made) {
   return [ms(t), plain];
 }
 
-/** The gzip worker's part, fed `plain`: ms. */
+/** The deflaters' part (the gzip worker's and, at the end, the reader's), fed `plain` cut
+ * into segments as the writer cuts it: ms. */
 function gzip(plain) {
   const t = performance.now();
-  const gz = new wasm_bindgen.TraceGzip();
-  for (const p of plain) gz.write(p);
-  gz.finish();
+  const segment = wasm_bindgen.segment_bytes();
+  const deflater = new wasm_bindgen.TraceSegments();
+  let open = 0;
+  for (let p of plain) {
+    while (p.length) {
+      const piece = p.subarray(0, segment - open);
+      deflater.write(piece);
+      open += piece.length;
+      p = p.subarray(piece.length);
+      if (open === segment) {
+        deflater.end();
+        open = 0;
+      }
+    }
+  }
+  if (open) deflater.end();
+  deflater.free();
   return ms(t);
 }
 

@@ -1,6 +1,6 @@
 // The page's conversion in Node's worker threads, for machines with more cores than a browser
 // run here can show: one worker converting alone (the page's `?workers=1`) against the page's
-// three-worker split (reader | writer | gzip). Each worker runs the page's own worker code
+// three-worker split (reader | writer | gzip, the reader deflating too once it has read all). Each worker runs the page's own worker code
 // (dist/worker.js after dist/pkg/prvsight.js, as the single-file build joins them) under a
 // small shim for the worker globals, and this script plays bridge.js's part. The same wasm on
 // V8, Chromium's engine (Node's own version of it); no page, and the input is bytes in memory,
@@ -51,7 +51,7 @@ if (!isMainThread) {
     const pending = new Map();
     w.on('message', (m) => {
       const p = pending.get(m.id);
-      if (m.type === 'chunk') p.chunks.push([m.tag, m.bytes]);
+      if (m.type === 'chunk') p.chunks.push([m.tag, m.bytes, m.seq]);
       else if (m.type === 'done') p.ok(p.chunks);
       else if (m.type === 'error') p.fail(new Error(`${name}: ${m.error.message}`));
     });
@@ -71,9 +71,14 @@ if (!isMainThread) {
     const data = new Uint8Array(readFileSync(file));
     return [[{ name: basename(file), data }], [data.buffer]];
   };
+  // The archive as bridge.js puts it together: the writer's head, the .prv.gz's pieces by
+  // their place in it (seq; in arrival order within one), the writer's tail.
   const digest = (chunks) => {
     const h = createHash('sha256');
-    for (const order of ['zip', 'trace', 'tail']) for (const [t, b] of chunks) if (t === order) h.update(b);
+    for (const [, b] of chunks.filter(([t]) => t === 'zip')) h.update(b);
+    const trace = chunks.filter(([t]) => t === 'trace');
+    for (const [, b] of trace.map((c, i) => [c[2], c[1], i]).sort((x, y) => x[0] - y[0] || x[2] - y[2])) h.update(b);
+    for (const [, b] of chunks.filter(([t]) => t === 'tail')) h.update(b);
     return h.digest('hex');
   };
 
@@ -112,14 +117,18 @@ if (!isMainThread) {
     const [three, b] = await best(workers, file, async (inputs, transfer, main, writer, gzip) => {
       // As bridge.js's _convertSplit does.
       const records = new MessageChannel();
-      const plain = new MessageChannel();
+      const toGzip = new MessageChannel();
+      const toReader = new MessageChannel();
       const parts = await Promise.all([
-        main.call({ type: 'read', inputs, options: {}, port: records.port1 }, [records.port1, ...transfer]),
-        writer.call(
-          { type: 'write', labels: [basename(file)], options: {}, port: records.port2, gzipPort: plain.port1 },
-          [records.port2, plain.port1],
+        main.call(
+          { type: 'read', inputs, options: {}, port: records.port1, helpPort: toReader.port1 },
+          [records.port1, toReader.port1, ...transfer],
         ),
-        gzip.call({ type: 'gzip', port: plain.port2 }, [plain.port2]),
+        writer.call(
+          { type: 'write', labels: [basename(file)], options: {}, port: records.port2, deflaters: [toGzip.port1, toReader.port2] },
+          [records.port2, toGzip.port1, toReader.port2],
+        ),
+        gzip.call({ type: 'gzip', port: toGzip.port2 }, [toGzip.port2]),
       ]);
       return parts.flat();
     });

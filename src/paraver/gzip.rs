@@ -1,17 +1,240 @@
-//! The .prv.gz writer: gzip on a thread of its own where the build has threads.
+//! The .prv.gz: one gzip member whose deflate stream is cut into segments at fixed offsets of
+//! the plain .prv, each deflated from scratch and ended by a sync flush.
 //!
 //! Deflating the .prv is the largest single cost of a bundle (the .prv is ~3 bytes per byte of
-//! SQLite read), and it ran on the sinks' thread after formatting. Natively it now runs on a third
-//! thread: the sinks' writes (64 KiB each, see prv.rs) are handed over through a bounded channel,
-//! and the compressed bytes come back to be written where the caller asked, on the caller's
-//! thread (the destination need not be `Send`: a zip being built). The compressor is the same
-//! `GzEncoder` at the same level, given the same writes and flushes in the same order, so the
-//! bytes are the same as on one thread (tests below), as the wasm build makes them.
+//! SQLite read). Cut this way (as pigz does, without its shared dictionary), any segment can be
+//! deflated apart from the others and the results joined in order: the browser page hands the
+//! last segments to a worker that has finished its own part (docs/PERFORMANCE.md, item 26).
+//! Every writer of a .prv.gz makes this same layout, so the bytes depend only on the plain .prv
+//! and the level — not on who deflated which segment, nor on how the plain bytes were cut into
+//! writes (tests below) — and the CLI, the bundle and the page give the same file:
+//!
+//! `header (10 bytes) · segment 1 · … · segment n · empty final block (03 00) · CRC-32 · size`
+//!
+//! Natively the compressor runs on a thread of its own: the sinks' writes (64 KiB each, see
+//! prv.rs) are handed over through a bounded channel and the compressed bytes come back to be
+//! written where the caller asked, on the caller's thread (the destination need not be `Send`: a
+//! zip being built).
 
 use std::io::{self, Write};
 
-use flate2::write::GzEncoder;
-use flate2::Compression;
+use crc32fast::Hasher;
+use flate2::{Compress, Compression, FlushCompress};
+
+/// Plain bytes per segment. Small enough that the page's workers share the last ones of a
+/// 10 MB conversion (~30 MiB of .prv), large enough that the restarts cost nothing to see in
+/// the size (~0.1 % at level 2).
+pub const SEGMENT_BYTES: usize = 2 << 20;
+
+/// Compressed bytes gathered before they are written to the destination.
+const OUT_BYTES: usize = 64 << 10;
+
+/// The gzip member's first bytes (RFC 1952): deflate, no name or time, XFL 2 at the slowest
+/// level and 4 at the fastest, OS 255 (unknown).
+pub fn header(level: u32) -> [u8; 10] {
+    let xfl = match level {
+        9 => 2,
+        1 => 4,
+        _ => 0,
+    };
+    [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, xfl, 255]
+}
+
+/// The member's last block: final, fixed Huffman codes, nothing but its end code.
+const FINAL_BLOCK: [u8; 2] = [0x03, 0x00];
+
+/// The CRC-32 and length of a run of bytes; sums of consecutive runs combine into the sum of
+/// the whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sum {
+    pub crc: u32,
+    pub len: u64,
+}
+
+impl Sum {
+    fn of(h: &Hasher) -> Sum {
+        Sum {
+            crc: h.clone().finalize(),
+            len: h.total_len(),
+        }
+    }
+
+    fn hasher(self) -> Hasher {
+        Hasher::new_with_initial_len(self.crc, self.len)
+    }
+}
+
+/// What a segment was: the sums of its plain bytes and of its deflated bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentSums {
+    pub plain: Sum,
+    pub deflated: Sum,
+}
+
+/// Deflates one segment at a time: [`write`](Self::write) its plain bytes (in any pieces),
+/// [`end`](Self::end) it; the next segment then starts from scratch.
+pub struct SegmentDeflate {
+    deflate: Compress,
+    plain: Hasher,
+    deflated: Hasher,
+}
+
+impl SegmentDeflate {
+    pub fn new(level: u32) -> SegmentDeflate {
+        SegmentDeflate {
+            deflate: Compress::new(Compression::new(level), false),
+            plain: Hasher::new(),
+            deflated: Hasher::new(),
+        }
+    }
+
+    /// Deflates `plain`, appending to `out` what is ready.
+    pub fn write(&mut self, plain: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+        self.plain.update(plain);
+        self.run(plain, out, FlushCompress::None)
+    }
+
+    /// Ends the segment with a sync flush (its last bytes appended to `out`) and gives its sums;
+    /// the deflater is then as new.
+    pub fn end(&mut self, out: &mut Vec<u8>) -> io::Result<SegmentSums> {
+        self.run(&[], out, FlushCompress::Sync)?;
+        let sums = SegmentSums {
+            plain: Sum::of(&self.plain),
+            deflated: Sum::of(&self.deflated),
+        };
+        self.deflate.reset();
+        self.plain.reset();
+        self.deflated.reset();
+        Ok(sums)
+    }
+
+    fn run(&mut self, mut input: &[u8], out: &mut Vec<u8>, flush: FlushCompress) -> io::Result<()> {
+        let from = out.len();
+        loop {
+            out.reserve(input.len() / 2 + 4096);
+            let before = self.deflate.total_in();
+            self.deflate
+                .compress_vec(input, out, flush)
+                .map_err(io::Error::other)?;
+            input = &input[(self.deflate.total_in() - before) as usize..];
+            // Done when the input is taken and the output did not fill the room it had (a
+            // flush that filled it may have more to give).
+            if input.is_empty() && out.len() < out.capacity() {
+                break;
+            }
+        }
+        self.deflated.update(&out[from..]);
+        Ok(())
+    }
+}
+
+/// The member put together from its segments, given in order: the header first
+/// ([`Join::new`]), each segment's bytes as they come with its sums ([`Join::segment`]), the
+/// end ([`Join::finish`]). Keeps the sums the trailer needs (of the plain .prv) and those a zip
+/// entry needs (of the .prv.gz itself).
+pub struct Join {
+    plain: Hasher,
+    gz: Hasher,
+}
+
+impl Join {
+    /// The join and the member's header.
+    pub fn new(level: u32) -> (Join, [u8; 10]) {
+        let head = header(level);
+        let mut gz = Hasher::new();
+        gz.update(&head);
+        (
+            Join {
+                plain: Hasher::new(),
+                gz,
+            },
+            head,
+        )
+    }
+
+    /// The next segment's sums (its bytes follow what came before).
+    pub fn segment(&mut self, s: &SegmentSums) {
+        self.plain.combine(&s.plain.hasher());
+        self.gz.combine(&s.deflated.hasher());
+    }
+
+    /// The member's last bytes (final block and trailer), and the sums of the whole .prv.gz.
+    pub fn finish(mut self) -> (Vec<u8>, Sum) {
+        let mut tail = FINAL_BLOCK.to_vec();
+        let plain = Sum::of(&self.plain);
+        tail.extend_from_slice(&plain.crc.to_le_bytes());
+        // ISIZE: the plain size modulo 2^32.
+        tail.extend_from_slice(&(plain.len as u32).to_le_bytes());
+        self.gz.update(&tail);
+        (tail, Sum::of(&self.gz))
+    }
+}
+
+/// A .prv.gz of what is written to it, into `W`, cut into segments as the module says.
+struct Segmented<W: Write> {
+    out: W,
+    deflate: SegmentDeflate,
+    join: Join,
+    /// Plain bytes in the open segment.
+    at: usize,
+    /// Compressed bytes not yet written to `out`.
+    pending: Vec<u8>,
+}
+
+impl<W: Write> Segmented<W> {
+    fn new(out: W, level: u32) -> Segmented<W> {
+        let (join, head) = Join::new(level);
+        Segmented {
+            out,
+            deflate: SegmentDeflate::new(level),
+            join,
+            at: 0,
+            pending: head.to_vec(),
+        }
+    }
+
+    fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            let n = buf.len().min(SEGMENT_BYTES - self.at);
+            self.deflate.write(&buf[..n], &mut self.pending)?;
+            self.at += n;
+            buf = &buf[n..];
+            if self.at == SEGMENT_BYTES {
+                self.end_segment()?;
+            }
+        }
+        if self.pending.len() >= OUT_BYTES {
+            self.out.write_all(&self.pending)?;
+            self.pending.clear();
+        }
+        Ok(())
+    }
+
+    fn end_segment(&mut self) -> io::Result<()> {
+        let sums = self.deflate.end(&mut self.pending)?;
+        self.join.segment(&sums);
+        self.at = 0;
+        Ok(())
+    }
+
+    /// Writes the compressed bytes ready so far (the deflate stream itself is not flushed:
+    /// the bytes do not depend on when a caller flushes).
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.pending)?;
+        self.pending.clear();
+        self.out.flush()
+    }
+
+    fn finish(mut self) -> io::Result<W> {
+        if self.at > 0 {
+            self.end_segment()?;
+        }
+        let (tail, _) = self.join.finish();
+        self.pending.extend_from_slice(&tail);
+        self.out.write_all(&self.pending)?;
+        Ok(self.out)
+    }
+}
 
 /// A gzip stream of what is written to it, into `W`.
 pub struct GzipWriter<W: Write> {
@@ -20,7 +243,7 @@ pub struct GzipWriter<W: Write> {
 
 enum Inner<W: Write> {
     /// Compressed on the calling thread.
-    Inline(GzEncoder<W>),
+    Inline(Segmented<W>),
     #[cfg(not(target_family = "wasm"))]
     Threaded(threaded::Threaded<W>),
 }
@@ -44,7 +267,7 @@ impl<W: Write> GzipWriter<W> {
     /// Compresses on the calling thread.
     pub fn inline(out: W, level: u32) -> Self {
         GzipWriter {
-            inner: Inner::Inline(GzEncoder::new(out, Compression::new(level))),
+            inner: Inner::Inline(Segmented::new(out, level)),
         }
     }
 
@@ -72,7 +295,7 @@ impl<W: Write> Write for GzipWriter<W> {
         }
     }
 
-    /// A gzip sync flush (as `GzEncoder::flush`), then the destination's flush.
+    /// Writes the compressed bytes ready so far, then flushes the destination.
     fn flush(&mut self) -> io::Result<()> {
         match &mut self.inner {
             Inner::Inline(gz) => gz.flush(),
@@ -82,68 +305,21 @@ impl<W: Write> Write for GzipWriter<W> {
     }
 }
 
-/// The .prv.gz of a .prv handed over piece by piece, exactly as [`GzipWriter`] makes it in a
-/// conversion (the writes, one sync flush when the trace ends, then the gzip trailer), for a
-/// compressor that is not where the trace is written: the browser page's gzip worker (see
-/// `bundle::BundleWriter`). Deflate's output does not depend on how its input is
-/// cut into writes (tests below), so the pieces need not be the writer's. Also gives the
-/// CRC-32 and size of the compressed bytes, which the bundle's zip entry needs.
-pub struct GzipStream {
-    enc: GzEncoder<Vec<u8>>,
-    crc: flate2::Crc,
-    size: u64,
-}
-
-impl GzipStream {
-    pub fn new(level: u32) -> GzipStream {
-        GzipStream {
-            enc: GzEncoder::new(Vec::new(), Compression::new(level)),
-            crc: flate2::Crc::new(),
-            size: 0,
-        }
-    }
-
-    /// Compresses `raw`; returns the compressed bytes ready so far.
-    pub fn write(&mut self, raw: &[u8]) -> io::Result<Vec<u8>> {
-        self.enc.write_all(raw)?;
-        Ok(self.take())
-    }
-
-    /// Ends the stream as a conversion ends it; returns the last compressed bytes, and the
-    /// CRC-32 and size of all of them.
-    pub fn finish(mut self) -> io::Result<(Vec<u8>, u32, u64)> {
-        self.enc.flush()?;
-        let mut last = self.take();
-        let rest = self.enc.finish()?;
-        self.crc.update(&rest);
-        self.size += rest.len() as u64;
-        last.extend_from_slice(&rest);
-        Ok((last, self.crc.sum(), self.size))
-    }
-
-    fn take(&mut self) -> Vec<u8> {
-        let out = std::mem::take(self.enc.get_mut());
-        self.crc.update(&out);
-        self.size += out.len() as u64;
-        out
-    }
-}
-
 #[cfg(not(target_family = "wasm"))]
 mod threaded {
     use std::io::{self, Write};
     use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
     use std::thread::JoinHandle;
 
-    use flate2::write::GzEncoder;
-    use flate2::Compression;
+    use super::Segmented;
 
     /// Writes waiting for the compressor at most (with 64 KiB writes: 1 MiB in flight).
     const IN_FLIGHT: usize = 16;
 
     pub enum Job {
         Data(Vec<u8>),
-        /// A sync flush; the compressor answers with [`Done::Flushed`].
+        /// The compressed bytes ready so far, handed back; the compressor answers with
+        /// [`Done::Flushed`] after them.
         Flush,
     }
 
@@ -168,7 +344,7 @@ mod threaded {
             // Unbounded, but drained at every write: it holds what one write's wait lets through.
             let (reply, done) = std::sync::mpsc::channel::<Done>();
             let compressor = std::thread::spawn(move || {
-                let mut gz = GzEncoder::new(Vec::new(), Compression::new(level));
+                let mut gz = Segmented::new(Vec::new(), level);
                 for job in todo {
                     let r = match job {
                         Job::Data(b) => gz.write_all(&b).map(|_| false),
@@ -176,7 +352,7 @@ mod threaded {
                     };
                     let answer = match r {
                         Ok(flushed) => {
-                            let bytes = std::mem::take(gz.get_mut());
+                            let bytes = std::mem::take(&mut gz.out);
                             if !bytes.is_empty() && reply.send(Done::Bytes(bytes)).is_err() {
                                 return;
                             }
@@ -301,37 +477,110 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_stream_gives_the_writers_bytes_whatever_the_pieces() {
-        // The writer's bytes: the sample's writes, then the flush and end of a conversion.
+    /// A .prv-like body of `lines` lines (~30 bytes each).
+    fn body(lines: u64) -> Vec<u8> {
         let mut body = Vec::new();
-        for i in 0..60_000u64 {
+        for i in 0..lines {
             body.extend_from_slice(
                 format!("2:0:1:1:{}:{}:50000001:{}\n", i % 7 + 1, i * 1234, i % 97).as_bytes(),
             );
         }
-        for level in [1, 2, 6] {
+        body
+    }
+
+    fn gunzip(gz: &[u8]) -> Vec<u8> {
+        let mut back = Vec::new();
+        io::Read::read_to_end(&mut flate2::read::GzDecoder::new(gz), &mut back).unwrap();
+        back
+    }
+
+    /// The member made segment by segment, each by a deflater of its own and fed in pieces of
+    /// `cut` bytes, as the page's workers make it.
+    fn joined(plain: &[u8], level: u32, cut: usize) -> (Vec<u8>, Sum) {
+        let (mut join, head) = Join::new(level);
+        let mut gz = head.to_vec();
+        for segment in plain.chunks(SEGMENT_BYTES) {
+            let mut d = SegmentDeflate::new(level);
+            for piece in segment.chunks(cut) {
+                d.write(piece, &mut gz).unwrap();
+            }
+            join.segment(&d.end(&mut gz).unwrap());
+        }
+        let (tail, sum) = join.finish();
+        gz.extend_from_slice(&tail);
+        (gz, sum)
+    }
+
+    #[test]
+    fn segments_deflated_apart_join_into_the_writers_bytes_whatever_the_pieces() {
+        // Three segments and a bit.
+        let plain = body(230_000);
+        assert!(plain.len() > 3 * SEGMENT_BYTES && plain.len() < 4 * SEGMENT_BYTES);
+        for (level, cuts) in [
+            (2, &[1 << 20, 1000, 7][..]),
+            (1, &[65_536][..]),
+            (6, &[65_536][..]),
+        ] {
             let mut w = GzipWriter::inline(Vec::new(), level);
-            for piece in body.chunks(65_536) {
+            for piece in plain.chunks(65_536) {
                 w.write_all(piece).unwrap();
             }
             w.flush().unwrap();
             let want = w.finish().unwrap();
-            // Pieces of other sizes, even odd ones, through the stream.
-            for cut in [1 << 20, 1000, 7] {
-                let mut s = GzipStream::new(level);
-                let mut got = Vec::new();
-                for piece in body.chunks(cut) {
-                    got.extend(s.write(piece).unwrap());
-                }
-                let (last, crc, size) = s.finish().unwrap();
-                got.extend(last);
-                assert_eq!(got, want, "level {level}, pieces of {cut}");
-                let mut c = flate2::Crc::new();
+            assert!(gunzip(&want) == plain, "level {level}");
+            for &cut in cuts {
+                let (got, sum) = joined(&plain, level, cut);
+                assert!(got == want, "level {level}, pieces of {cut}");
+                let mut c = Hasher::new();
                 c.update(&want);
-                assert_eq!((crc, size), (c.sum(), want.len() as u64));
+                assert_eq!(
+                    sum,
+                    Sum {
+                        crc: c.finalize(),
+                        len: want.len() as u64
+                    }
+                );
             }
         }
+    }
+
+    #[test]
+    fn the_member_is_valid_at_segment_edges_and_when_empty() {
+        for len in [
+            0,
+            1,
+            SEGMENT_BYTES - 1,
+            SEGMENT_BYTES,
+            SEGMENT_BYTES + 1,
+            2 * SEGMENT_BYTES,
+        ] {
+            let plain: Vec<u8> = body(80_000).into_iter().cycle().take(len).collect();
+            let mut w = GzipWriter::inline(Vec::new(), 2);
+            w.write_all(&plain).unwrap();
+            let gz = w.finish().unwrap();
+            assert!(gunzip(&gz) == plain, "{len} bytes");
+            // No segment is empty: exactly one segment's worth is one segment.
+            assert!(joined(&plain, 2, 4096).0 == gz, "{len} bytes");
+            // A segment ends with a sync flush's empty stored block; the member with the
+            // final block and the trailer.
+            let n = gz.len();
+            assert_eq!(gz[..10], header(2));
+            assert_eq!(gz[n - 10..n - 8], FINAL_BLOCK);
+            assert_eq!(gz[n - 4..], (len as u32).to_le_bytes());
+            if len > 0 {
+                assert_eq!(gz[n - 14..n - 10], [0, 0, 0xff, 0xff]);
+            }
+        }
+    }
+
+    #[test]
+    fn segments_cost_almost_nothing_in_size() {
+        let plain = body(230_000);
+        let mut one = flate2::write::GzEncoder::new(Vec::new(), Compression::new(2));
+        one.write_all(&plain).unwrap();
+        let one = one.finish().unwrap().len() as f64;
+        let segmented = joined(&plain, 2, 65_536).0.len() as f64;
+        assert!(segmented / one < 1.01, "{segmented} against {one} bytes");
     }
 
     #[test]

@@ -141,7 +141,7 @@ impl ReaderSession {
 /// The writing side of a split conversion (the writer worker): the bundle's sinks, begun with
 /// the reader's header and fed its batches; the archive goes to `on_chunk` tagged "zip" (the
 /// trace entry's header now; the rest from [`PendingBundle::finish`]) and the plain .prv tagged
-/// "prv", for a [`TraceGzip`] in a third worker. The archive is then what came before `finish`,
+/// "prv", for [`TraceSegments`] in the other workers. The archive is then what came before `finish`,
 /// the .prv.gz, and what `finish` gives: byte for byte [`convert`]'s.
 #[wasm_bindgen]
 pub struct WriterSession(convert::WritingSession);
@@ -180,54 +180,153 @@ pub struct PendingBundle(convert::PendingConversion);
 #[wasm_bindgen]
 impl PendingBundle {
     /// Writes the rest of the archive for a .prv.gz of `size` bytes and CRC-32 `crc` (what
-    /// [`TraceGzip::finish`] reports); returns what [`convert`] returns.
+    /// [`TraceJoin::finish`] reports); returns what [`convert`] returns.
     pub fn finish(self, crc: u32, size: f64) -> Result<JsValue, JsValue> {
-        // Whole and exact in an f64 (2^53), as a JS number carries it; NaN fails too.
-        if !((0.0..=9_007_199_254_740_992.0).contains(&size) && size.fract() == 0.0) {
-            return Err(to_js(crate::Error::Usage(format!(
-                "bad .prv.gz size {size}"
-            ))));
-        }
-        self.0.finish(crc, size as u64).map_err(to_js)
+        let size = js_length(".prv.gz size", size)?;
+        self.0.finish(crc, size).map_err(to_js)
     }
 }
 
-/// The .prv.gz of a plain .prv handed over in pieces, in the page's gzip worker: the same
-/// bytes as a conversion's own gzip at that level (`paraver::gzip::GzipStream`).
+/// The gzip level a page's request names (absent: [`crate::paraver::TRACE_GZIP_LEVEL`]).
+fn gzip_level(level: Option<u32>) -> Result<u32, JsValue> {
+    let level = level.unwrap_or(crate::paraver::TRACE_GZIP_LEVEL);
+    if !(1..=9).contains(&level) {
+        return Err(to_js(crate::Error::Usage(format!(
+            "gzip level must be 1 to 9, not {level}"
+        ))));
+    }
+    Ok(level)
+}
+
+/// A length from the page: whole and exact in an f64 (2^53), as a JS number carries it.
+fn js_length(what: &str, n: f64) -> Result<u64, JsValue> {
+    if (0.0..=9_007_199_254_740_992.0).contains(&n) && n.fract() == 0.0 {
+        Ok(n as u64)
+    } else {
+        Err(to_js(crate::Error::Usage(format!("bad {what} {n}"))))
+    }
+}
+
+/// Deflates segments of the plain .prv in a page worker, one after another
+/// (`paraver::gzip::SegmentDeflate`): the page cuts the .prv at every [`segment_bytes`] and
+/// hands each segment to whichever worker is free; a [`TraceJoin`] puts them together.
 #[wasm_bindgen]
-pub struct TraceGzip(crate::paraver::gzip::GzipStream);
+pub struct TraceSegments {
+    deflate: crate::paraver::gzip::SegmentDeflate,
+    out: Vec<u8>,
+}
+
+/// Plain bytes per segment of the .prv.gz (the last one may be shorter).
+#[wasm_bindgen]
+pub fn segment_bytes() -> f64 {
+    crate::paraver::gzip::SEGMENT_BYTES as f64
+}
 
 #[wasm_bindgen]
-impl TraceGzip {
-    /// Gzip at `level` (1–9; absent: the default, [`crate::paraver::TRACE_GZIP_LEVEL`]).
+impl TraceSegments {
+    /// Deflate at `level` (1–9; absent: the default).
     #[wasm_bindgen(constructor)]
-    pub fn new(level: Option<u32>) -> Result<TraceGzip, JsValue> {
-        let level = level.unwrap_or(crate::paraver::TRACE_GZIP_LEVEL);
-        if !(1..=9).contains(&level) {
-            return Err(to_js(crate::Error::Usage(format!(
-                "gzip level must be 1 to 9, not {level}"
-            ))));
-        }
-        Ok(TraceGzip(crate::paraver::gzip::GzipStream::new(level)))
+    pub fn new(level: Option<u32>) -> Result<TraceSegments, JsValue> {
+        Ok(TraceSegments {
+            deflate: crate::paraver::gzip::SegmentDeflate::new(gzip_level(level)?),
+            out: Vec::new(),
+        })
     }
 
-    /// Compresses a piece of the .prv; returns the compressed bytes ready so far.
+    /// Deflates a piece of the open segment; returns the deflated bytes ready so far.
     pub fn write(&mut self, plain: &[u8]) -> Result<js_sys::Uint8Array, JsValue> {
-        let out = self.0.write(plain).map_err(gzip_failed)?;
-        Ok(js_sys::Uint8Array::from(&out[..]))
+        self.out.clear();
+        self.deflate
+            .write(plain, &mut self.out)
+            .map_err(gzip_failed)?;
+        Ok(js_sys::Uint8Array::from(&self.out[..]))
     }
 
-    /// Ends the stream: `{ bytes, crc, size }`, the last compressed bytes and the CRC-32 and
-    /// size of all of them.
-    pub fn finish(self) -> Result<JsValue, JsValue> {
-        let (last, crc, size) = self.0.finish().map_err(gzip_failed)?;
+    /// Ends the segment: `{ bytes, plain_crc, plain_len, crc, len }`, its last deflated bytes,
+    /// the CRC-32 and length of its plain bytes and of all its deflated bytes (for
+    /// [`TraceJoin::segment`]). The next write starts the next segment.
+    pub fn end(&mut self) -> Result<JsValue, JsValue> {
+        self.out.clear();
+        let sums = self.deflate.end(&mut self.out).map_err(gzip_failed)?;
         let out = js_sys::Object::new();
         let set = |k: &str, v: JsValue| js_sys::Reflect::set(&out, &k.into(), &v);
-        set("bytes", js_sys::Uint8Array::from(&last[..]).into())
-            .and_then(|_| set("crc", JsValue::from(crc)))
-            .and_then(|_| set("size", JsValue::from(size as f64)))?;
+        set("bytes", js_sys::Uint8Array::from(&self.out[..]).into())
+            .and_then(|_| set("plain_crc", JsValue::from(sums.plain.crc)))
+            .and_then(|_| set("plain_len", JsValue::from(sums.plain.len as f64)))
+            .and_then(|_| set("crc", JsValue::from(sums.deflated.crc)))
+            .and_then(|_| set("len", JsValue::from(sums.deflated.len as f64)))?;
         Ok(out.into())
     }
+}
+
+/// The .prv.gz put together from its segments in order (`paraver::gzip::Join`): its header,
+/// then each segment's sums, then its end — byte for byte the .prv.gz of a conversion.
+#[wasm_bindgen]
+pub struct TraceJoin {
+    join: Option<crate::paraver::gzip::Join>,
+    header: Vec<u8>,
+}
+
+#[wasm_bindgen]
+impl TraceJoin {
+    #[wasm_bindgen(constructor)]
+    pub fn new(level: Option<u32>) -> Result<TraceJoin, JsValue> {
+        let (join, header) = crate::paraver::gzip::Join::new(gzip_level(level)?);
+        Ok(TraceJoin {
+            join: Some(join),
+            header: header.to_vec(),
+        })
+    }
+
+    /// The .prv.gz's first bytes, before its first segment's.
+    pub fn header(&self) -> js_sys::Uint8Array {
+        js_sys::Uint8Array::from(&self.header[..])
+    }
+
+    /// The next segment, as [`TraceSegments::end`] summed it up.
+    pub fn segment(
+        &mut self,
+        plain_crc: u32,
+        plain_len: f64,
+        crc: u32,
+        len: f64,
+    ) -> Result<(), JsValue> {
+        use crate::paraver::gzip::{SegmentSums, Sum};
+        let sums = SegmentSums {
+            plain: Sum {
+                crc: plain_crc,
+                len: js_length("segment length", plain_len)?,
+            },
+            deflated: Sum {
+                crc,
+                len: js_length("deflated segment length", len)?,
+            },
+        };
+        self.joining()?.segment(&sums);
+        Ok(())
+    }
+
+    /// Ends the .prv.gz: `{ bytes, crc, size }`, its last bytes, and the CRC-32 and size of all
+    /// of it (for [`PendingBundle::finish`]).
+    pub fn finish(&mut self) -> Result<JsValue, JsValue> {
+        let (tail, sum) = self.join.take().ok_or_else(finished_already)?.finish();
+        let out = js_sys::Object::new();
+        let set = |k: &str, v: JsValue| js_sys::Reflect::set(&out, &k.into(), &v);
+        set("bytes", js_sys::Uint8Array::from(&tail[..]).into())
+            .and_then(|_| set("crc", JsValue::from(sum.crc)))
+            .and_then(|_| set("size", JsValue::from(sum.len as f64)))?;
+        Ok(out.into())
+    }
+
+    fn joining(&mut self) -> Result<&mut crate::paraver::gzip::Join, JsValue> {
+        self.join.as_mut().ok_or_else(finished_already)
+    }
+}
+
+fn finished_already() -> JsValue {
+    to_js(crate::Error::Usage(
+        "the .prv.gz was finished already".into(),
+    ))
 }
 
 fn gzip_failed(e: std::io::Error) -> JsValue {
