@@ -72,8 +72,11 @@ function asError(e) {
 }
 
 // Records per batch from the reader, and how far the reader and the writer may run ahead of
-// the worker they feed (a bound on the memory that waits in between).
+// the worker they feed (a bound on the memory that waits in between). The first batch is
+// FIRST_BATCH_RECORDS, each next one twice as large up to BATCH_RECORDS: the writer (and after
+// it the gzip worker) idles until the first batch comes, so it comes early.
 const BATCH_RECORDS = 16384;
+const FIRST_BATCH_RECORDS = 1024;
 const IN_FLIGHT_BATCHES = 4;
 const IN_FLIGHT_PLAIN = 16 << 20;
 
@@ -344,12 +347,12 @@ const handlers = {
       const writer = inbox(port);
       port.postMessage({ header: session.header(), estimate: session.estimate() });
       let ahead = 0;
-      for (;;) {
+      for (let records = FIRST_BATCH_RECORDS; ; records = Math.min(2 * records, BATCH_RECORDS)) {
         while (ahead >= IN_FLIGHT_BATCHES) {
           await writer.next();
           ahead -= 1;
         }
-        const batch = session.next_batch(BATCH_RECORDS);
+        const batch = session.next_batch(records);
         if (!batch) break;
         port.postMessage(batch, [batch.buffer]);
         ahead += 1;
