@@ -847,6 +847,46 @@ fn a_conversion_after_a_kept_inspection_starts_from_it() {
         };
         assert_eq!(after.remove(0), reused, "{opts}");
         assert_eq!(after, fresh, "{opts}: the reader's batches");
+
+        // The reading opened ahead of the conversion (`read_ahead`): with its options, taken as
+        // it is; opened with other options, the conversion takes the files back; opened again
+        // with the conversion's options (the page does when an option changes), re-planned.
+        let ahead = |first: &str, then: Option<&str>| {
+            prvsight::wasm::inspect(list.clone(), Some(true)).unwrap();
+            assert!(prvsight::wasm::read_ahead(same_size.clone(), options(first)).unwrap());
+            if let Some(then) = then {
+                assert!(prvsight::wasm::read_ahead(same_size.clone(), options(then)).unwrap());
+            }
+            let mut after = read_all(&same_size, opts, Some(true)).unwrap();
+            let reused = after.remove(0);
+            assert_eq!(
+                after, fresh,
+                "{opts}, read ahead with {first} then {then:?}"
+            );
+            reused
+        };
+        assert_eq!(ahead(opts, None), "files and plan, read ahead", "{opts}");
+        let other = r#"{"families": ["kernel"]}"#;
+        assert_eq!(ahead(other, None), "files", "{opts}");
+        assert_eq!(
+            ahead(other, Some(opts)),
+            "files and plan, read ahead",
+            "{opts}"
+        );
+        // One worker converting after a read-ahead: the files taken back from it.
+        prvsight::wasm::inspect(list.clone(), Some(true)).unwrap();
+        assert!(prvsight::wasm::read_ahead(same_size.clone(), options(opts)).unwrap());
+        let after = convert_after(&same_size, options(opts), None, Some(true)).unwrap();
+        assert_eq!(
+            after.zip,
+            convert_with(&list, options(opts), None).unwrap().zip,
+            "{opts}"
+        );
+        // Nothing kept, or other files: nothing opened ahead.
+        assert!(!prvsight::wasm::read_ahead(same_size.clone(), options(opts)).unwrap());
+        prvsight::wasm::inspect(list.clone(), Some(true)).unwrap();
+        let renamed = inputs(&[("other.sqlite", SAMPLE)]);
+        assert!(!prvsight::wasm::read_ahead(renamed, options(opts)).unwrap());
     }
     // Not said to be the inspected files, or not named as they were: opened anew (and the kept
     // ones dropped).

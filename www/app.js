@@ -74,6 +74,13 @@ async function inspect() {
   // From the files chosen to what they hold shown (the benchmark reads it, as it reads the
   // conversion's): the inspection is the conversion's discovery, which the conversion reuses.
   $('#inspect').dataset.seconds = ((performance.now() - started) / 1000).toFixed(3);
+  readAhead();
+}
+
+/** The reading of the inspected files opened now, with the options as they are, while the user
+ * looks at what the files hold (bridge.js `readAhead`); again whenever an option changes. */
+function readAhead() {
+  if (state.report && !state.report.problem && state.inputs.length) converter.readAhead(state.inputs, options());
 }
 
 function addFiles(files) {
@@ -313,6 +320,7 @@ function main() {
   wireDropZone();
   $('#sample').addEventListener('click', loadSample);
   $('#options').addEventListener('submit', convert);
+  $('#options').addEventListener('change', readAhead);
   $('#cancel').addEventListener('click', () => converter.cancel());
   const keepChanged = () => {
     $('#opt-keep-instance').disabled = !$('#opt-keep').value;

@@ -167,12 +167,28 @@ export class Converter {
     return report;
   }
 
-  /** Whether `inputs` are the very files of the last inspection (the same Blobs, in order): the
-   * conversion then starts from what the inspection found. Once only: a conversion takes it. */
-  _takeInspected(inputs) {
+  /** Whether `inputs` are the very files of the last inspection (the same Blobs, in order). */
+  _isInspected(inputs) {
     const last = this._inspected;
-    this._inspected = null;
     return !!last && last.length === inputs.length && last.every((x, i) => x.name === inputs[i].name && x.data === inputs[i].data);
+  }
+
+  /** Whether `inputs` are the files of the last inspection: the conversion then starts from
+   * what the inspection found. Once only: a conversion takes it. */
+  _takeInspected(inputs) {
+    const inspected = this._isInspected(inputs);
+    this._inspected = null;
+    return inspected;
+  }
+
+  /** Has the reader open the reading of a split conversion of `inputs` with `options` now,
+   * before the click (worker.js `readAhead`): the conversion then starts with the records
+   * flowing, where its options are these. Call it when the inspection is shown and when an
+   * option changes. Nothing where the conversion would not be split or `inputs` are not the
+   * inspected files; a failure shows in the conversion, which opens the files anew. */
+  readAhead(inputs, options) {
+    if (!this._main?.alive || options.gzip === false || !splitWorkers() || !this._isInspected(inputs)) return;
+    this._main.call({ type: 'readAhead', inputs, options }).catch(() => {});
   }
 
   /**

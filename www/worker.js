@@ -8,6 +8,7 @@
 //        {id, type: 'warm'}                              answered once the warm-up is done
 //        {id, type: 'inspect', inputs: [{name, data: Blob}], keep?: bool}
 //        {id, type: 'convert', inputs, options, inspected?: bool}
+//        {id, type: 'readAhead', inputs, options}   the next 'read' of these inspected files, opened now
 //        {id, type: 'read', inputs, options, inspected?: bool, port: MessagePort,  (to the writer)
 //         helpPort: MessagePort}                      (the writer's, once everything is read)
 //        {id, type: 'write', labels, options, port: MessagePort, deflaters: MessagePort[]}
@@ -320,6 +321,12 @@ const handlers = {
   async inspect(msg) {
     await ready;
     return wasm_bindgen.inspect(msg.inputs, msg.keep === true);
+  },
+  /** Opens the reading of the inspected files with `options` before the conversion asks
+   * (wasm `read_ahead`); answers whether it did. */
+  async readAhead(msg) {
+    await ready;
+    return wasm_bindgen.read_ahead(msg.inputs, msg.options || {});
   },
   async convert(msg) {
     await ready;

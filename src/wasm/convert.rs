@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::metrics::{MetricsOptions, WindowSpec};
 use crate::nsys::Export;
 use crate::options::{Chop, Family, Options};
-use crate::pipeline::{Header, SplitReader, SplitWriter};
+use crate::pipeline::{Header, Planned, ProgressFn, SplitReader, SplitWriter};
 use crate::pipeline::{Progress, Summary};
 
 use super::errors::to_value;
@@ -247,6 +247,12 @@ fn labels_of(inputs: &[Input]) -> Vec<&str> {
 
 /// The reading side of a conversion split over the page's workers (see `pipeline::SplitReader`):
 /// the exports, open for as long as the reader reads them.
+/// [`kept::read_ahead`] with the page's options.
+pub fn read_ahead(inputs: &[Input], options: JsValue) -> Result<bool> {
+    let (opts, _) = options_of(options, &labels_of(inputs))?;
+    kept::read_ahead(inputs, &opts)
+}
+
 pub struct ReadingSession {
     // Declared first: dropped before the exports it reads.
     reader: Option<SplitReader<'static>>,
@@ -267,16 +273,44 @@ impl ReadingSession {
         inspected: bool,
     ) -> Result<ReadingSession> {
         let (opts, _) = options_of(options, &labels_of(inputs))?;
+        if let Some(ahead) = kept::reading_for(inputs, inspected, &opts) {
+            return Ok(ahead);
+        }
         let taken = kept::exports_for(inputs, inspected)?;
         let reused = taken.reused(&opts);
-        let planned = taken.planned;
-        let exports = Box::into_raw(taken.exports.into_boxed_slice());
+        Self::open_exports(
+            taken.exports,
+            taken.planned,
+            &opts,
+            reused,
+            &mut progress_to(on_progress),
+        )
+    }
+
+    /// A session over `exports` (the inspection's), opened before the conversion asks for it
+    /// ([`kept::read_ahead`]); `reused` says so.
+    pub fn from_exports(
+        exports: Vec<Export>,
+        planned: Option<Planned>,
+        opts: &Options,
+        reused: &'static str,
+    ) -> Result<ReadingSession> {
+        Self::open_exports(exports, planned, opts, reused, &mut |_: &Progress| true)
+    }
+
+    fn open_exports(
+        exports: Vec<Export>,
+        planned: Option<Planned>,
+        opts: &Options,
+        reused: &'static str,
+        progress: &mut ProgressFn,
+    ) -> Result<ReadingSession> {
+        let exports = Box::into_raw(exports.into_boxed_slice());
         // SAFETY: the exports stay on the heap, unmoved and unchanged, until Drop frees them, after
         // the reader that borrows them (field order, and Drop below).
         let borrowed: &'static [Export] = unsafe { &*exports };
         let exports = std::ptr::NonNull::new(exports).expect("a box is not null");
-        let mut progress = progress_to(on_progress);
-        match SplitReader::open_planned(borrowed, &opts, planned, &mut progress) {
+        match SplitReader::open_planned(borrowed, opts, planned, progress) {
             Ok((reader, header)) => {
                 // From here on, dropping the session frees the exports after the reader.
                 let mut session = ReadingSession {
@@ -300,8 +334,8 @@ impl ReadingSession {
         }
     }
 
-    /// What the session took from the inspection before it: "files and plan", "files" or
-    /// "nothing".
+    /// What the session took from the inspection before it: "files and plan, read ahead",
+    /// "files and plan", "files" or "nothing".
     pub fn reused(&self) -> &'static str {
         self.reused
     }
@@ -335,6 +369,21 @@ impl ReadingSession {
                 "internal error: the summary could not be written: {e}"
             ))
         })
+    }
+}
+
+impl ReadingSession {
+    /// The exports back (the reader that borrowed them closed): for a conversion that reads
+    /// them otherwise.
+    pub fn into_exports(mut self) -> Vec<Export> {
+        self.reader = None;
+        let exports = self.exports;
+        // Drop would free the exports: the header is dropped here, the rest needs no drop.
+        drop(std::mem::take(&mut self.header));
+        std::mem::forget(self);
+        // SAFETY: from Box::into_raw in `open_exports`; nothing borrows them any more (the
+        // reader is gone) and `self`, forgotten, will not free them.
+        unsafe { Box::from_raw(exports.as_ptr()) }.into_vec()
     }
 }
 

@@ -15,15 +15,29 @@ use std::cell::RefCell;
 use crate::error::Result;
 use crate::nsys::Export;
 use crate::pipeline::Planned;
+use crate::Options;
 
+use super::convert::ReadingSession;
 use super::source::{self, Input};
 
-/// The exports of one inspection and its plan (none where discovery failed).
+/// The exports of one inspection and its plan (none where discovery failed), or the reading
+/// session opened from them ahead of the conversion ([`read_ahead`]).
 pub struct Inspected {
     /// The inputs' names and sizes, checked against the conversion's.
     inputs: Vec<(String, u64)>,
-    exports: Vec<Export>,
-    planned: Option<Planned>,
+    held: Held,
+}
+
+enum Held {
+    Open {
+        exports: Vec<Export>,
+        planned: Option<Planned>,
+    },
+    /// Opened with `options` (serialized: a conversion with other options reads otherwise).
+    Reading {
+        options: String,
+        session: ReadingSession,
+    },
 }
 
 thread_local! {
@@ -41,10 +55,80 @@ impl Inspected {
     pub fn new(inputs: &[Input], exports: Vec<Export>, planned: Option<Planned>) -> Inspected {
         Inspected {
             inputs: identity(inputs),
-            exports,
-            planned,
+            held: Held::Open { exports, planned },
         }
     }
+}
+
+fn options_key(opts: &Options) -> String {
+    serde_json::to_string(opts).unwrap_or_default()
+}
+
+/// Opens the reading session of a split conversion of `inputs` with `opts` from what the
+/// inspection of these very files kept, and keeps it in its place; false where nothing fits
+/// (other files, or nothing kept). Why: the page asks for it as soon as the inspection is shown,
+/// and again when the user changes an option, so that the click on Convert starts with the
+/// records flowing (the session's cursors opened, the NVTX keys sorted, the first rows read:
+/// ~15 ms of a 0.3 s 10 MB conversion with the other workers idle; docs/PERFORMANCE.md, item
+/// 26). A session opened with other options gives the files back and is opened anew; a
+/// conversion with other options than the session's takes the files back ([`exports_for`]).
+pub fn read_ahead(inputs: &[Input], opts: &Options) -> Result<bool> {
+    let Some(k) = KEPT.with(|k| k.borrow_mut().take()) else {
+        return Ok(false);
+    };
+    let these = k.inputs == identity(inputs);
+    let key = options_key(opts);
+    let (exports, planned) = match k.held {
+        Held::Open { exports, planned } if these => (exports, planned),
+        // Opened ahead with other options (the user changed them since): the files back, and
+        // a plan for these options, made now rather than after the click.
+        Held::Reading { options, session } if these && options != key => {
+            let exports = session.into_exports();
+            let planned = Planned::new(&exports, opts, false)?;
+            (exports, Some(planned))
+        }
+        held => {
+            let fits = matches!(held, Held::Reading { .. }) && these;
+            keep(Inspected {
+                inputs: k.inputs,
+                held,
+            });
+            return Ok(fits);
+        }
+    };
+    let session = ReadingSession::from_exports(exports, planned, opts, READ_AHEAD)?;
+    keep(Inspected {
+        inputs: k.inputs,
+        held: Held::Reading {
+            options: key,
+            session,
+        },
+    });
+    Ok(true)
+}
+
+/// What a session opened ahead took from the inspection (see [`Taken::reused`]).
+const READ_AHEAD: &str = "files and plan, read ahead";
+
+/// The reading session opened ahead for `inputs` with `opts` ([`read_ahead`]), where there is
+/// one and the conversion is of those very files (`inspected`) with the same options; else
+/// `None`, what was kept left for [`exports_for`].
+pub fn reading_for(inputs: &[Input], inspected: bool, opts: &Options) -> Option<ReadingSession> {
+    KEPT.with(|k| {
+        let mut slot = k.borrow_mut();
+        let fits = matches!(
+            slot.as_ref(),
+            Some(Inspected { inputs: kept, held: Held::Reading { options, .. } })
+                if inspected && *kept == identity(inputs) && *options == options_key(opts)
+        );
+        if !fits {
+            return None;
+        }
+        match slot.take().map(|k| k.held) {
+            Some(Held::Reading { session, .. }) => Some(session),
+            _ => None,
+        }
+    })
 }
 
 /// Keeps `inspected` for the next conversion, in place of what was kept before.
@@ -84,9 +168,14 @@ impl Taken {
 pub fn exports_for(inputs: &[Input], inspected: bool) -> Result<Taken> {
     if let Some(k) = KEPT.with(|k| k.borrow_mut().take()) {
         if inspected && k.inputs == identity(inputs) {
+            let (exports, planned) = match k.held {
+                Held::Open { exports, planned } => (exports, planned),
+                // Read ahead with other options: the files back, the plan went into the session.
+                Held::Reading { session, .. } => (session.into_exports(), None),
+            };
             return Ok(Taken {
-                exports: k.exports,
-                planned: k.planned,
+                exports,
+                planned,
                 kept: true,
             });
         }

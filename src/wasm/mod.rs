@@ -87,6 +87,16 @@ pub fn convert(
     .map_err(to_js)
 }
 
+/// Opens, ahead of the click, the reading session of a split conversion of `inputs` (the very
+/// files of the last inspection, kept) with `options`; false where nothing was kept for them.
+/// The conversion's [`ReaderSession`] then starts from it where its options are the same (see
+/// [`kept::read_ahead`]). Throws as [`ReaderSession`]'s constructor would.
+#[wasm_bindgen]
+pub fn read_ahead(inputs: Array, options: JsValue) -> Result<bool, JsValue> {
+    let inputs = source::inputs(&inputs).map_err(to_js)?;
+    convert::read_ahead(&inputs, options).map_err(to_js)
+}
+
 /// The reading side of a conversion split over the page's workers (the reader worker): opens
 /// the inputs, plans and opens every cursor (`on_progress` as for [`convert`]); then
 /// `next_batch(max)` gives the records as batches of bytes for a [`WriterSession`], and
@@ -110,8 +120,9 @@ impl ReaderSession {
             .map_err(to_js)
     }
 
-    /// What the reader took from the last inspection (see [`kept`]): "files and plan", "files"
-    /// (the options plan otherwise) or "nothing" (other files, or none kept).
+    /// What the reader took from the last inspection (see [`kept`]): "files and plan, read
+    /// ahead" (the session opened before, [`read_ahead`]), "files and plan", "files" (the
+    /// options plan otherwise) or "nothing" (other files, or none kept).
     pub fn reused(&self) -> String {
         self.0.reused().to_owned()
     }
