@@ -650,7 +650,7 @@ fn segments_joined(plain: &[u8], piece: usize, workers: usize) -> (Vec<u8>, JsVa
     for (i, seg) in plain.chunks(segment).enumerate() {
         let d = &mut deflaters[i % workers];
         for p in seg.chunks(piece) {
-            gz.extend(d.write(p).unwrap().to_vec());
+            d.write(p).unwrap();
         }
         let end = d.end().unwrap();
         gz.extend(Uint8Array::from(get(&end, "bytes")).to_vec());

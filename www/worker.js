@@ -110,8 +110,8 @@ function sendTrace(id, seq, bytes) {
 }
 
 /** This worker's share of the .prv.gz: deflates the segments the writer hands over on `port`,
- * one after the other (their bytes to the page, their sums to the writer), until the writer
- * sends null. */
+ * one after the other (each one's bytes to the page in one piece, its sums to the writer),
+ * until the writer sends null. */
 function deflateSegments(id, port, level) {
   const deflater = new wasm_bindgen.TraceSegments(level ?? undefined);
   return new Promise((resolve, reject) => {
@@ -124,7 +124,7 @@ function deflateSegments(id, port, level) {
           return;
         }
         const { seq, parts } = ev.data;
-        for (const part of parts) sendTrace(id, seq, deflater.write(part));
+        for (const part of parts) deflater.write(part);
         const end = deflater.end();
         sendTrace(id, seq, end.bytes);
         const { plain_crc, plain_len, crc, len } = end;

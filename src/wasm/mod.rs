@@ -244,24 +244,25 @@ impl TraceSegments {
         })
     }
 
-    /// Deflates a piece of the open segment; returns the deflated bytes ready so far.
-    pub fn write(&mut self, plain: &[u8]) -> Result<js_sys::Uint8Array, JsValue> {
-        self.out.clear();
+    /// Deflates a piece of the open segment (its bytes are kept until [`end`](Self::end):
+    /// one message and one Blob per segment in the page instead of one per piece).
+    pub fn write(&mut self, plain: &[u8]) -> Result<(), JsValue> {
         self.deflate
             .write(plain, &mut self.out)
-            .map_err(gzip_failed)?;
-        Ok(js_sys::Uint8Array::from(&self.out[..]))
+            .map_err(gzip_failed)
     }
 
-    /// Ends the segment: `{ bytes, plain_crc, plain_len, crc, len }`, its last deflated bytes,
-    /// the CRC-32 and length of its plain bytes and of all its deflated bytes (for
+    /// Ends the segment: `{ bytes, plain_crc, plain_len, crc, len }`, all its deflated bytes,
+    /// the CRC-32 and length of its plain bytes and of its deflated bytes (for
     /// [`TraceJoin::segment`]). The next write starts the next segment.
     pub fn end(&mut self) -> Result<JsValue, JsValue> {
+        let ended = self.deflate.end(&mut self.out);
+        let bytes = js_sys::Uint8Array::from(&self.out[..]);
         self.out.clear();
-        let sums = self.deflate.end(&mut self.out).map_err(gzip_failed)?;
+        let sums = ended.map_err(gzip_failed)?;
         let out = js_sys::Object::new();
         let set = |k: &str, v: JsValue| js_sys::Reflect::set(&out, &k.into(), &v);
-        set("bytes", js_sys::Uint8Array::from(&self.out[..]).into())
+        set("bytes", bytes.into())
             .and_then(|_| set("plain_crc", JsValue::from(sums.plain.crc)))
             .and_then(|_| set("plain_len", JsValue::from(sums.plain.len as f64)))
             .and_then(|_| set("crc", JsValue::from(sums.deflated.crc)))
