@@ -245,14 +245,14 @@ fn labels_of(inputs: &[Input]) -> Vec<&str> {
     inputs.iter().map(|i| i.name.as_str()).collect()
 }
 
-/// The reading side of a conversion split over the page's workers (see `pipeline::SplitReader`):
-/// the exports, open for as long as the reader reads them.
 /// [`kept::read_ahead`] with the page's options.
 pub fn read_ahead(inputs: &[Input], options: JsValue) -> Result<bool> {
     let (opts, _) = options_of(options, &labels_of(inputs))?;
     kept::read_ahead(inputs, &opts)
 }
 
+/// The reading side of a conversion split over the page's workers (see `pipeline::SplitReader`):
+/// the exports, open for as long as the reader reads them.
 pub struct ReadingSession {
     // Declared first: dropped before the exports it reads.
     reader: Option<SplitReader<'static>>,
