@@ -225,7 +225,8 @@ export class Converter {
       : await this._main.call({ type: 'convert', inputs, options, inspected }, collect);
     const tagged = (tag) => arrived.filter((c) => c.tag === tag).map((c) => c.part);
     // Split: the writer's archive head, the .prv.gz in order, the writer's archive tail. One
-    // worker: its chunks in the order they came.
+    // worker: its chunks in the order they came. Blobs of blobs share storage: the bundle and
+    // the trace file hold the trace's bytes once.
     const traceParts = split ? [...trace.keys()].sort((a, b) => a - b).flatMap((k) => trace.get(k)) : tagged('trace');
     const archive = split ? [...tagged('zip'), ...traceParts, ...tagged('tail')] : arrived.map((c) => c.part);
     const zip = new Blob(archive, { type: 'application/zip' });
