@@ -186,15 +186,7 @@ fn options_of(options: JsValue, labels: &[&str]) -> Result<(Options, BundleOptio
     } else {
         None
     };
-    let level = match o.gzip_level {
-        None => crate::paraver::TRACE_GZIP_LEVEL,
-        Some(l @ 1..=9) => l,
-        Some(l) => {
-            return Err(Error::Usage(format!(
-                "gzip_level must be 1 (fastest) to 9 (smallest), not {l}"
-            )))
-        }
-    };
+    let level = gzip_level(o.gzip_level)?;
     let bopts = BundleOptions {
         stem,
         gzip: o.gzip.unwrap_or(true).then_some(level),
@@ -243,6 +235,26 @@ pub fn convert(
 
 fn labels_of(inputs: &[Input]) -> Vec<&str> {
     inputs.iter().map(|i| i.name.as_str()).collect()
+}
+
+/// The page's `gzip_level` (absent: [`crate::paraver::TRACE_GZIP_LEVEL`]), checked: the
+/// options of a conversion, and the level the workers that deflate the .prv are given.
+pub fn gzip_level(level: Option<u32>) -> Result<u32> {
+    match level {
+        None => Ok(crate::paraver::TRACE_GZIP_LEVEL),
+        Some(l @ 1..=9) => Ok(l),
+        Some(l) => Err(Error::Usage(format!(
+            "gzip_level must be 1 (fastest) to 9 (smallest), not {l}"
+        ))),
+    }
+}
+
+/// Sets `fields` on the JS object `obj` (results the page reads by name).
+pub fn set_fields(obj: &JsValue, fields: &[(&str, JsValue)]) -> std::result::Result<(), JsValue> {
+    for (k, v) in fields {
+        js_sys::Reflect::set(obj, &JsValue::from_str(k), v)?;
+    }
+    Ok(())
 }
 
 /// [`kept::read_ahead`] with the page's options.
@@ -488,14 +500,18 @@ fn result_of(
         bundle_name: format!("{}.zip", bopts.stem),
         readme: &done.readme,
     });
-    let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&result, &k.into(), v);
     let metrics = match &done.metrics_json {
         Some(m) => JsValue::from_str(&String::from_utf8_lossy(m)),
         None => JsValue::NULL,
     };
-    set("pcf", &Uint8Array::from(&done.pcf[..]))
-        .and_then(|_| set("row", &Uint8Array::from(&done.row[..])))
-        .and_then(|_| set("metrics", &metrics))
-        .map_err(|_| Error::Usage("internal error: the result could not be built".into()))?;
+    set_fields(
+        &result,
+        &[
+            ("pcf", Uint8Array::from(&done.pcf[..]).into()),
+            ("row", Uint8Array::from(&done.row[..]).into()),
+            ("metrics", metrics),
+        ],
+    )
+    .map_err(|_| Error::Usage("internal error: the result could not be built".into()))?;
     Ok(result)
 }

@@ -198,15 +198,16 @@ impl PendingBundle {
     }
 }
 
-/// The gzip level a page's request names (absent: [`crate::paraver::TRACE_GZIP_LEVEL`]).
+/// [`convert::gzip_level`], thrown to the page.
 fn gzip_level(level: Option<u32>) -> Result<u32, JsValue> {
-    let level = level.unwrap_or(crate::paraver::TRACE_GZIP_LEVEL);
-    if !(1..=9).contains(&level) {
-        return Err(to_js(crate::Error::Usage(format!(
-            "gzip level must be 1 to 9, not {level}"
-        ))));
-    }
-    Ok(level)
+    convert::gzip_level(level).map_err(to_js)
+}
+
+/// A JS object of `fields` ([`convert::set_fields`]).
+fn object(fields: &[(&str, JsValue)]) -> Result<JsValue, JsValue> {
+    let out = JsValue::from(js_sys::Object::new());
+    convert::set_fields(&out, fields)?;
+    Ok(out)
 }
 
 /// A length from the page: whole and exact in an f64 (2^53), as a JS number carries it.
@@ -260,14 +261,13 @@ impl TraceSegments {
         let bytes = js_sys::Uint8Array::from(&self.out[..]);
         self.out.clear();
         let sums = ended.map_err(gzip_failed)?;
-        let out = js_sys::Object::new();
-        let set = |k: &str, v: JsValue| js_sys::Reflect::set(&out, &k.into(), &v);
-        set("bytes", bytes.into())
-            .and_then(|_| set("plain_crc", JsValue::from(sums.plain.crc)))
-            .and_then(|_| set("plain_len", JsValue::from(sums.plain.len as f64)))
-            .and_then(|_| set("crc", JsValue::from(sums.deflated.crc)))
-            .and_then(|_| set("len", JsValue::from(sums.deflated.len as f64)))?;
-        Ok(out.into())
+        object(&[
+            ("bytes", bytes.into()),
+            ("plain_crc", sums.plain.crc.into()),
+            ("plain_len", (sums.plain.len as f64).into()),
+            ("crc", sums.deflated.crc.into()),
+            ("len", (sums.deflated.len as f64).into()),
+        ])
     }
 }
 
@@ -322,12 +322,11 @@ impl TraceJoin {
     /// of it (for [`PendingBundle::finish`]).
     pub fn finish(&mut self) -> Result<JsValue, JsValue> {
         let (tail, sum) = self.join.take().ok_or_else(finished_already)?.finish();
-        let out = js_sys::Object::new();
-        let set = |k: &str, v: JsValue| js_sys::Reflect::set(&out, &k.into(), &v);
-        set("bytes", js_sys::Uint8Array::from(&tail[..]).into())
-            .and_then(|_| set("crc", JsValue::from(sum.crc)))
-            .and_then(|_| set("size", JsValue::from(sum.len as f64)))?;
-        Ok(out.into())
+        object(&[
+            ("bytes", js_sys::Uint8Array::from(&tail[..]).into()),
+            ("crc", sum.crc.into()),
+            ("size", (sum.len as f64).into()),
+        ])
     }
 
     fn joining(&mut self) -> Result<&mut crate::paraver::gzip::Join, JsValue> {
