@@ -2,7 +2,7 @@
 # The whole test suite, as CI runs it (.ci/run calls this). Installs what it needs, quietly when
 # it is already there: the wasm target and toolchain pieces (scripts/setup.sh), then runs
 #   1. the native tests (unit, integration, golden, real exports in ../shared when present),
-#   2. a wasm32 build of the library (the core must compile for the browser),
+#   2. a wasm32 build of the library, as the page ships it (profile wasm; the site build reuses it),
 #   3. the wasm and browser end-to-end tests (scripts/test-web.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ echo "== native tests"
 cargo test --release --all-targets
 
 echo "== wasm32 build of the library"
-cargo build --release --target wasm32-unknown-unknown --lib
+cargo build --profile wasm --target wasm32-unknown-unknown --lib
 
 if [ -x scripts/test-web.sh ]; then
   echo "== wasm and browser tests"
