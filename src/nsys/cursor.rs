@@ -1,6 +1,7 @@
 //! Per-input decoding context and the time-ordered cursor type the merge pulls from.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Rows, Statement};
@@ -360,13 +361,23 @@ impl Fields for rusqlite::Row<'_> {
 /// and a batch's rows lie in the order they are written and read. (Rows of their own, refilled
 /// from a pool of spare ones, cost cache misses on memory written long before: with `Vec<Value>`
 /// rows, dropping a recycled row's old values was 30 % of the row copy's samples.)
+///
+/// A block may hold only some of its reader's columns (see [`RowBlock::of_columns`]): a run's
+/// rows come from one table, which gives 5 to 22 of a union's 21 to 31 columns, and a row of
+/// NULL cells for the others was ~30 % of the fetch's own time (their stores).
 #[derive(Default)]
 pub struct RowBlock {
     cells: Vec<Cell>,
     bytes: Vec<u8>,
+    /// Cells per row.
     width: usize,
     rows: usize,
+    /// Per column of the reader: its cell in a row, or [`ABSENT`] (always NULL).
+    slot_of: Arc<[u16]>,
 }
+
+/// A column a block does not hold ([`RowBlock::slot_of`]).
+const ABSENT: u16 = u16::MAX;
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Cell {
@@ -379,14 +390,35 @@ enum Cell {
 }
 
 impl RowBlock {
-    /// An empty block of rows of `width` columns.
+    /// An empty block of rows of `width` columns, each held.
     pub fn new(width: usize) -> Self {
+        let slot_of: Vec<u16> = (0..width).map(slot).collect();
         RowBlock {
             cells: Vec::new(),
             bytes: Vec::new(),
             width,
             rows: 0,
+            slot_of: slot_of.into(),
         }
+    }
+
+    /// An empty block that holds, of a reader's `of` columns, those in `held` (in this order:
+    /// [`set_held`](Self::set_held)'s numbering); the others read as NULL.
+    pub fn of_columns(of: usize, held: &[usize]) -> Self {
+        let mut slot_of = vec![ABSENT; of];
+        for (k, &i) in held.iter().enumerate() {
+            slot_of[i] = slot(k);
+        }
+        RowBlock {
+            width: held.len(),
+            slot_of: slot_of.into(),
+            ..RowBlock::default()
+        }
+    }
+
+    /// The layout to give a block that takes rows like this one's: [`of_columns`]'s map, shared.
+    pub fn layout(&self) -> Arc<[u16]> {
+        self.slot_of.clone()
     }
 
     /// An empty block with room for `rows` rows of `width` columns (their text and blobs aside).
@@ -394,6 +426,15 @@ impl RowBlock {
         RowBlock {
             cells: Vec::with_capacity(width * rows),
             ..RowBlock::new(width)
+        }
+    }
+
+    /// An empty block with `layout`'s columns held (a block's [`layout`](Self::layout)).
+    pub fn with_layout(layout: Arc<[u16]>) -> Self {
+        RowBlock {
+            width: layout.iter().filter(|&&s| s != ABSENT).count(),
+            slot_of: layout,
+            ..RowBlock::default()
         }
     }
 
@@ -416,11 +457,12 @@ impl RowBlock {
         self.rows - 1
     }
 
-    /// Appends a copy of `row`, a row of a block as wide as this one.
+    /// Appends a copy of `row`, a row of a block of as many columns as this one, which holds
+    /// them all.
     pub fn push_copy(&mut self, row: &RowView<'_>) {
-        debug_assert_eq!(row.cells.len(), self.width, "rows of one width");
-        for &cell in row.cells {
-            let cell = match cell {
+        debug_assert_eq!(row.slot_of.len(), self.width, "rows of one width");
+        for &s in row.slot_of {
+            let cell = match row.cells.get(usize::from(s)).copied().unwrap_or(Cell::Null) {
                 Cell::Text(a, b) => {
                     let (a, b) = self.copy_bytes(&row.bytes[a..b]);
                     Cell::Text(a, b)
@@ -436,9 +478,17 @@ impl RowBlock {
         self.rows += 1;
     }
 
-    /// Sets column `i` of row `row` (both in range) to a copy of `v`.
+    /// Sets column `i` of row `row` (both in range, and the column held) to a copy of `v`.
     #[inline]
     pub fn set(&mut self, row: usize, i: usize, v: ValueRef<'_>) {
+        let k = usize::from(self.slot_of[i]);
+        debug_assert!(k < self.width, "column {i} is held");
+        self.set_held(row, k, v);
+    }
+
+    /// Sets the `k`th held column of row `row` (both in range) to a copy of `v`.
+    #[inline]
+    pub fn set_held(&mut self, row: usize, k: usize, v: ValueRef<'_>) {
         let cell = match v {
             ValueRef::Null => Cell::Null,
             ValueRef::Integer(x) => Cell::Integer(x),
@@ -452,7 +502,7 @@ impl RowBlock {
                 Cell::Blob(a, b)
             }
         };
-        self.cells[row * self.width + i] = cell;
+        self.cells[row * self.width + k] = cell;
     }
 
     /// Appends `b` to the block's bytes; returns where it lies.
@@ -468,15 +518,25 @@ impl RowBlock {
         let at = row * self.width;
         RowView {
             cells: &self.cells[at..at + self.width],
+            slot_of: &self.slot_of,
             bytes: &self.bytes,
             columns,
         }
     }
 }
 
+/// A column's cell number in a block's row.
+fn slot(k: usize) -> u16 {
+    u16::try_from(k)
+        .ok()
+        .filter(|&s| s != ABSENT)
+        .expect("a reader's columns are a few dozen")
+}
+
 /// One row of a [`RowBlock`].
 pub struct RowView<'a> {
     cells: &'a [Cell],
+    slot_of: &'a [u16],
     bytes: &'a [u8],
     columns: &'a [String],
 }
@@ -485,8 +545,12 @@ impl<'a> RowView<'a> {
     /// Column `i`, borrowed from the block (not from this view).
     #[inline]
     fn get(&self, i: usize) -> rusqlite::Result<ValueRef<'a>> {
-        Ok(match self.cells.get(i) {
-            None => return Err(rusqlite::Error::InvalidColumnIndex(i)),
+        let Some(&k) = self.slot_of.get(i) else {
+            return Err(rusqlite::Error::InvalidColumnIndex(i));
+        };
+        // An absent column's slot is past the row's cells.
+        Ok(match self.cells.get(usize::from(k)) {
+            None => ValueRef::Null,
             Some(Cell::Null) => ValueRef::Null,
             Some(&Cell::Integer(x)) => ValueRef::Integer(x),
             Some(&Cell::Real(x)) => ValueRef::Real(x),
@@ -659,4 +723,49 @@ pub fn u32_or_0(v: Option<i64>) -> u32 {
 
 pub fn u64_or_0(v: Option<i64>) -> u64 {
     v.and_then(|x| u64::try_from(x).ok()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(view: &RowView<'_>, i: usize) -> Option<String> {
+        view.get(i).ok().map(|v| format!("{v:?}"))
+    }
+
+    #[test]
+    fn a_block_of_some_columns_reads_the_others_as_null_and_copies_out_whole() {
+        let columns: Vec<String> = (0..5).map(|i| format!("c{i}")).collect();
+        // Holds columns 3 and 1, in that order.
+        let mut some = RowBlock::of_columns(5, &[3, 1]);
+        for (x, t) in [(7i64, "a"), (-2, "bc")] {
+            let at = some.push_row();
+            some.set_held(at, 0, ValueRef::Integer(x));
+            some.set(at, 1, ValueRef::Text(t.as_bytes()));
+        }
+        let mut whole = RowBlock::new(5);
+        for r in 0..2 {
+            let view = some.row(r, &columns);
+            assert_eq!(read(&view, 0).as_deref(), Some("Null"));
+            assert_eq!(read(&view, 2).as_deref(), Some("Null"));
+            assert_eq!(read(&view, 4).as_deref(), Some("Null"));
+            assert!(view.get(5).is_err(), "past the reader's columns");
+            whole.push_copy(&view);
+        }
+        let second = some.row(1, &columns);
+        assert_eq!(read(&second, 3).as_deref(), Some("Integer(-2)"));
+        assert_eq!(read(&second, 1).as_deref(), Some("Text([98, 99])"));
+        // The copy holds every column, with the same values.
+        for r in 0..2 {
+            let (a, b) = (some.row(r, &columns), whole.row(r, &columns));
+            for i in 0..6 {
+                assert_eq!(read(&a, i), read(&b, i), "row {r} column {i}");
+            }
+        }
+        assert_eq!(whole.width, 5);
+        assert_eq!(some.width, 2);
+        // A block made from another's layout holds the same columns.
+        let like = RowBlock::with_layout(some.layout());
+        assert_eq!((like.width, &*like.slot_of), (2, &*some.slot_of));
+    }
 }

@@ -28,6 +28,7 @@ use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
 use std::collections::BinaryHeap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
@@ -114,9 +115,9 @@ const MAX_VISITS_PER_ROW: i64 = 48;
 /// Rows fetched per query: the first batch of a run is small (many runs are short), then grows.
 const FIRST_BATCH: usize = 16;
 const MAX_BATCH: usize = 512;
-/// Rows buffered over all runs at most (~0.7 KiB each; a run being read holds its last two
-/// fetches): with many resources busy at once (a thousand threads), batches shrink so that
-/// memory stays flat.
+/// Rows buffered over all runs at most (0.1–0.6 KiB each: 24 bytes per column its table gives,
+/// and its text; a run being read holds its last two fetches): with many resources busy at once
+/// (a thousand threads), batches shrink so that memory stays flat.
 const ROW_BUDGET: usize = 65_536;
 
 /// One sorted run: rows of one member on one resource, rowids `lo..=hi`.
@@ -165,15 +166,16 @@ struct Meta {
 }
 
 impl OpenRun {
-    fn new(lo: i64, width: usize) -> OpenRun {
+    /// A run from rowid `lo` on whose rows hold the columns of `layout` (its member's).
+    fn new(lo: i64, layout: &Arc<[u16]>) -> OpenRun {
         OpenRun {
             next_lo: lo,
             batch: FIRST_BATCH,
             done: false,
-            rows: RowBlock::new(width),
+            rows: RowBlock::with_layout(layout.clone()),
             meta: Vec::new(),
             next: 0,
-            before: RowBlock::new(width),
+            before: RowBlock::with_layout(layout.clone()),
             fetches: 0,
             fetched: 0,
             last_order: i64::MIN,
@@ -703,6 +705,8 @@ pub struct PartitionedRows<'c> {
     fetch_sql: Vec<String>,
     /// Per member: which decoder columns its fetch gives, in order (the others are NULL).
     fetched: Vec<Vec<usize>>,
+    /// Per member: its runs' blocks hold the columns it gives, and no others.
+    layouts: Vec<Arc<[u16]>>,
     /// The decoder's column names (for messages).
     columns: Rc<[String]>,
     open: Vec<Option<OpenRun>>,
@@ -833,6 +837,10 @@ impl<'c> PartitionedRows<'c> {
             key_len,
             fams: spec.members.iter().map(|m| m.fam).collect(),
             fetch_sql,
+            layouts: fetched
+                .iter()
+                .map(|held| RowBlock::of_columns(spec.columns.len(), held).layout())
+                .collect(),
             fetched,
             columns: spec.columns.iter().map(|c| c.name().to_owned()).collect(),
             open: (0..survey.runs.len()).map(|_| None).collect(),
@@ -904,8 +912,8 @@ impl<'c> PartitionedRows<'c> {
     /// Opens a run if needed and makes sure it has a buffered row, unless it is finished.
     fn fill(&mut self, r: usize, file: &str) -> Result<()> {
         let run = &self.survey.runs[r];
-        let width = self.columns.len();
-        let o = self.open[r].get_or_insert_with(|| OpenRun::new(run.lo, width));
+        let layout = &self.layouts[run.member];
+        let o = self.open[r].get_or_insert_with(|| OpenRun::new(run.lo, layout));
         if o.next < o.meta.len() || o.done {
             return Ok(());
         }
@@ -954,15 +962,15 @@ impl<'c> PartitionedRows<'c> {
             .map_err(read)?;
         st.raw_bind_parameter(self.key_len + 3, f.batch as i64)
             .map_err(read)?;
-        let fetched = &self.fetched[f.member];
-        let n = fetched.len();
+        let n = self.fetched[f.member].len();
         let o = self.open[r].as_mut().expect("opened by fill");
         let mut q = st.raw_query();
         let mut got = 0usize;
         while let Some(row) = q.next().map_err(read)? {
+            // The run's block holds its member's fetched columns, in fetch order.
             let at = o.rows.push_row();
-            for (j, &i) in fetched.iter().enumerate() {
-                o.rows.set(at, i, row.get_ref(j).map_err(read)?);
+            for j in 0..n {
+                o.rows.set_held(at, j, row.get_ref(j).map_err(read)?);
             }
             let order: i64 = row.get(n).map_err(read)?;
             let rid: i64 = row.get(n + 1).map_err(read)?;
@@ -1005,8 +1013,8 @@ impl<'c> PartitionedRows<'c> {
                 continue;
             }
             let at = o.rows.push_row();
-            for (j, &i) in self.fetched[f.member].iter().enumerate() {
-                o.rows.set(at, i, plan.value(&row, j));
+            for j in 0..n {
+                o.rows.set_held(at, j, plan.value(&row, j));
             }
             // The survey saw integers here (it declines otherwise).
             let ValueRef::Integer(order) = plan.value(&row, n) else {
