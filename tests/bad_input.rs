@@ -110,6 +110,38 @@ fn every_truncated_prefix_gives_an_error_or_a_valid_trace() {
 }
 
 #[test]
+fn a_damaged_file_that_answers_two_reads_differently_is_refused() {
+    // Found by the fuzz target: discovery sees an OS runtime call on a thread of its own that the
+    // time-ordered read then never gives (SQLite on a damaged record), so the trace would leave
+    // that thread without states after the call's start. Natively and from bytes (the page's
+    // path) alike: an error naming the file and the thread, never that trace.
+    let p = data("fuzz/reads-differ.sqlite");
+    let e = err_of(&p);
+    let msg = e.to_string();
+    assert!(matches!(e, Error::BadData { .. }), "{msg}");
+    for part in [
+        "reads-differ.sqlite",
+        "thread (pid 65602, tid 11272258)",
+        "integrity_check",
+    ] {
+        assert!(msg.contains(part), "{part:?} in {msg}");
+    }
+    let bytes = std::fs::read(&p).unwrap();
+    let ex = prvsight::nsys::Export::from_bytes(&bytes, "reads-differ.sqlite").unwrap();
+    let mut out = (Vec::new(), Vec::new(), Vec::new());
+    let mut w = prvsight::paraver::ParaverWriter::new(
+        Box::new(&mut out.0),
+        Box::new(&mut out.1),
+        Box::new(&mut out.2),
+    );
+    let e = prvsight::pipeline::run(&[ex], &Options::default(), &mut [&mut w], &mut |_| true)
+        .expect_err("a damaged file that reads differently twice");
+    // The same message, the file named as given.
+    let path = p.display().to_string();
+    assert_eq!(e.to_string(), msg.replace(&path, "reads-differ.sqlite"));
+}
+
+#[test]
 fn a_missing_required_column_names_table_and_column() {
     let p = tmp("renamed.sqlite");
     std::fs::copy(data("testcuda_report1.sqlite"), &p).unwrap();

@@ -959,6 +959,7 @@ impl Sink for ParaverWriter<'_> {
 
     fn finish(&mut self, trace: &TraceInfo, names: &Names) -> Result<()> {
         self.flush_until(Ns::MAX)?;
+        uncovered_thread(&self.threads, trace)?;
         if let Some(w) = self.window.as_mut() {
             for line in w.close() {
                 self.write_raw(line.as_bytes())?;
@@ -979,6 +980,34 @@ impl Sink for ParaverWriter<'_> {
             .and_then(|_| self.row.flush())
             .map_err(|e| Error::write("the .row names", e))
     }
+}
+
+/// States cover every thread up to the trace's end, unless a record the readers announced (a
+/// thread's first activity, found by discovery; the next operation on a resource, read with the
+/// one before) never came: the export gave different rows to two reads of one table. Only a
+/// damaged file does that — SQLite itself may answer one query plan and not another on it (a
+/// fuzzed export: a call whose `eventClass` reads as NULL yet fails `eventClass IS NULL`). The
+/// trace would break Paraver's rule that states cover the thread, so that is an error naming the
+/// file and the thread.
+fn uncovered_thread(threads: &[ThreadState], trace: &TraceInfo) -> Result<()> {
+    let Some(i) = threads.iter().position(|t| t.covered < trace.end_time) else {
+        return Ok(());
+    };
+    let o = &trace.objects;
+    let id = ThreadId(i as u32);
+    let source = o.processes[o.thread(id).process].source;
+    Err(Error::BadData {
+        file: trace
+            .sources
+            .get(source)
+            .map_or_else(String::new, |s| s.label.clone()),
+        why: format!(
+            "reading the same rows twice gave different answers (is the file damaged? `sqlite3 FILE \
+             'PRAGMA integrity_check'` tells): {} has activity at {} ns in one read and none in the other",
+            o.thread_label(id),
+            threads[i].covered
+        ),
+    })
 }
 
 impl ParaverWriter<'_> {
