@@ -362,7 +362,7 @@ impl Fields for rusqlite::Row<'_> {
 /// from a pool of spare ones, cost cache misses on memory written long before: with `Vec<Value>`
 /// rows, dropping a recycled row's old values was 30 % of the row copy's samples.)
 ///
-/// A block may hold only some of its reader's columns (see [`RowBlock::of_columns`]): a run's
+/// A block may hold only some of its reader's columns (see [`RowBlock::layout`]): a run's
 /// rows come from one table, which gives 5 to 22 of a union's 21 to 31 columns, and a row of
 /// NULL cells for the others was ~30 % of the fetch's own time (their stores).
 #[derive(Default)]
@@ -402,23 +402,15 @@ impl RowBlock {
         }
     }
 
-    /// An empty block that holds, of a reader's `of` columns, those in `held` (in this order:
-    /// [`set_held`](Self::set_held)'s numbering); the others read as NULL.
-    pub fn of_columns(of: usize, held: &[usize]) -> Self {
+    /// The layout of blocks that hold, of a reader's `of` columns, those in `held` (in this
+    /// order: [`set_held`](Self::set_held)'s numbering), the others reading as NULL: per column,
+    /// its cell in a row or [`ABSENT`]. Shared by the blocks of [`with_layout`](Self::with_layout).
+    pub fn layout(of: usize, held: &[usize]) -> Arc<[u16]> {
         let mut slot_of = vec![ABSENT; of];
         for (k, &i) in held.iter().enumerate() {
             slot_of[i] = slot(k);
         }
-        RowBlock {
-            width: held.len(),
-            slot_of: slot_of.into(),
-            ..RowBlock::default()
-        }
-    }
-
-    /// The layout to give a block that takes rows like this one's: [`of_columns`]'s map, shared.
-    pub fn layout(&self) -> Arc<[u16]> {
-        self.slot_of.clone()
+        slot_of.into()
     }
 
     /// An empty block with room for `rows` rows of `width` columns (their text and blobs aside).
@@ -429,7 +421,7 @@ impl RowBlock {
         }
     }
 
-    /// An empty block with `layout`'s columns held (a block's [`layout`](Self::layout)).
+    /// An empty block with `layout`'s columns held (see [`layout`](Self::layout)).
     pub fn with_layout(layout: Arc<[u16]>) -> Self {
         RowBlock {
             width: layout.iter().filter(|&&s| s != ABSENT).count(),
@@ -737,7 +729,9 @@ mod tests {
     fn a_block_of_some_columns_reads_the_others_as_null_and_copies_out_whole() {
         let columns: Vec<String> = (0..5).map(|i| format!("c{i}")).collect();
         // Holds columns 3 and 1, in that order.
-        let mut some = RowBlock::of_columns(5, &[3, 1]);
+        let layout = RowBlock::layout(5, &[3, 1]);
+        assert_eq!(&*layout, &[ABSENT, 1, ABSENT, 0, ABSENT]);
+        let mut some = RowBlock::with_layout(layout);
         for (x, t) in [(7i64, "a"), (-2, "bc")] {
             let at = some.push_row();
             some.set_held(at, 0, ValueRef::Integer(x));
@@ -764,8 +758,5 @@ mod tests {
         }
         assert_eq!(whole.width, 5);
         assert_eq!(some.width, 2);
-        // A block made from another's layout holds the same columns.
-        let like = RowBlock::with_layout(some.layout());
-        assert_eq!((like.width, &*like.slot_of), (2, &*some.slot_of));
     }
 }

@@ -839,7 +839,7 @@ impl<'c> PartitionedRows<'c> {
             fetch_sql,
             layouts: fetched
                 .iter()
-                .map(|held| RowBlock::of_columns(spec.columns.len(), held).layout())
+                .map(|held| RowBlock::layout(spec.columns.len(), held))
                 .collect(),
             fetched,
             columns: spec.columns.iter().map(|c| c.name().to_owned()).collect(),
