@@ -22,7 +22,7 @@ use super::cursor::Fields;
 use super::direct::{Plan, PlanRow, Row};
 use super::interleave::{query_step, run_all, Step, TakeRow};
 use super::select::Select;
-use crate::sqlfile::{Access, Damaged, Pager, Record, TableCursor};
+use crate::sqlfile::{Damaged, Pager, Record, TableCursor};
 
 /// Takes a row of a scan (its query's outputs by index), or the damage the direct reader met
 /// (the scan then ends); returns false when it needs no more rows.
@@ -63,7 +63,7 @@ enum Entry<'a> {
 impl<'a> ScanSet<'a> {
     /// `direct`: queries run by the direct reader where they compile for it.
     pub fn new(conn: &'a Connection, direct: bool) -> ScanSet<'a> {
-        let pager = Pager::shared(conn, direct, Access::Scans);
+        let pager = Pager::shared(conn, direct);
         ScanSet {
             conn,
             pager,
@@ -149,7 +149,7 @@ fn on_two_threads<'a>(
     std::thread::scope(|scope| {
         let worker = scope.spawn(move || {
             // Checked by `second_connection`: the same file gives a pager again.
-            let pager = Pager::shared(&conn, true, Access::Scans);
+            let pager = Pager::shared(&conn, true);
             side_by_side(pager, there, &mut [], n)
         });
         let here = side_by_side(Some(pager), here, queries, n);

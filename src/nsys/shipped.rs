@@ -23,7 +23,7 @@ use super::cursor::{RowBlock, RowView};
 use super::partitioned::{Key, NextRow, OrderedRows, PartitionedRows, RowAt, Spec, Survey};
 use super::Export;
 use crate::error::{Error, Result};
-use crate::sqlfile::{Access, Pager};
+use crate::sqlfile::Pager;
 
 /// Rows shipped at most in one batch: large enough that a hand-over (a wake-up of the other
 /// thread) is rare per row, small enough that the first rows come soon.
@@ -216,8 +216,7 @@ fn serve(
                 });
                 streams.push(match opened {
                     Ok(ex) => {
-                        let pager = pagers[at]
-                            .get_or_init(|| Pager::shared(&ex.conn, direct, Access::Seeks));
+                        let pager = pagers[at].get_or_init(|| Pager::shared(&ex.conn, direct));
                         Ok(Stream {
                             rows: PartitionedRows::new(&ex.conn, &spec, survey, pager.clone()),
                             width: spec.columns.len(),

@@ -18,7 +18,7 @@ use crate::nsys::partitioned::{OrderedRows, PartitionedRows, Spec, Survey};
 use crate::nsys::shipped::Helpers;
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
 use crate::options::{Family, Options, ReadOrder, ReadPages};
-use crate::sqlfile::{Access, Pager};
+use crate::sqlfile::Pager;
 use crate::FastMap;
 use std::rc::Rc;
 
@@ -345,7 +345,7 @@ impl<'c> Reader<'c> {
         let mut places = RowPlaces {
             pagers: exports
                 .iter()
-                .map(|ex| Pager::shared(&ex.conn, direct, Access::Seeks))
+                .map(|ex| Pager::shared(&ex.conn, direct))
                 .collect(),
             #[cfg(not(target_family = "wasm"))]
             helpers: (threads.helpers > 0).then(|| Helpers::new(exports, threads.helpers, direct)),

@@ -28,7 +28,7 @@ mod record;
 mod table;
 
 pub use btree::{leaf_pages, TableCursor};
-pub use pager::{Access, Pager};
+pub use pager::Pager;
 pub use record::{Affinity, Record};
 pub use table::{Column, Table};
 

@@ -10,30 +10,9 @@ use rusqlite::{ffi, Connection};
 use super::{Damaged, Table};
 use crate::FastMap;
 
-/// How a pager's readers walk the file, which sets how many pages its cache keeps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// Plain scans in rowid order (several side by side): each cursor walks again only the
-    /// interior pages on its path down to the leaf, so a few dozen pages hold all that is read
-    /// twice. A larger cache would only be memory touched once per slot, and a first touch is
-    /// not free: a page fault and a zeroed page (the 10 MB benchmark input: 2 614 page faults
-    /// against 3 349 with 2 MiB here, docs/PERFORMANCE.md item 28).
-    Scans,
-    /// Seeks by rowid range, each fetch going back to where its run's last one ended: every
-    /// seek walks root → interior pages → leaf, and the leaf a batch ended in is read again by
-    /// that run's next batch, after the other open runs' fetches.
-    Seeks,
-}
-
-impl Access {
-    /// Bytes of pages kept.
-    fn cache_bytes(self) -> usize {
-        match self {
-            Access::Scans => 256 << 10,
-            Access::Seeks => 2 << 20,
-        }
-    }
-}
+/// Bytes of pages kept per pager (one per input's readers). Each seek walks root → interior
+/// pages → leaf; the interior pages the readers are in stay, leaves come and go.
+const CACHE_BYTES: usize = 2 << 20;
 
 /// The pages of one connection's main database.
 pub struct Pager<'c> {
@@ -52,29 +31,15 @@ impl<'c> Pager<'c> {
     /// The pager the direct readers of `conn` share, where `direct` asks for them: `None`
     /// without it, where pages cannot be read directly, or where the file's header breaks the
     /// format (the readers then go through SQLite, which names the damage).
-    pub fn shared(
-        conn: &'c Connection,
-        direct: bool,
-        access: Access,
-    ) -> Option<std::rc::Rc<Pager<'c>>> {
+    pub fn shared(conn: &'c Connection, direct: bool) -> Option<std::rc::Rc<Pager<'c>>> {
         direct
-            .then(|| {
-                Pager::with_access(conn, access)
-                    .ok()
-                    .flatten()
-                    .map(std::rc::Rc::new)
-            })
+            .then(|| Pager::new(conn).ok().flatten().map(std::rc::Rc::new))
             .flatten()
     }
 
-    /// The pager of `conn`'s main database, for seeks; `None` where pages cannot be read
-    /// directly (no file pointer, a WAL-mode or non-UTF-8 database: see the module doc).
+    /// The pager of `conn`'s main database; `None` where pages cannot be read directly (no file
+    /// pointer, a WAL-mode or non-UTF-8 database: see the module doc).
     pub fn new(conn: &'c Connection) -> Result<Option<Pager<'c>>, Damaged> {
-        Pager::with_access(conn, Access::Seeks)
-    }
-
-    /// The pager of `conn`'s main database, its cache sized for `access`.
-    pub fn with_access(conn: &'c Connection, access: Access) -> Result<Option<Pager<'c>>, Damaged> {
         let mut file: *mut ffi::sqlite3_file = std::ptr::null_mut();
         // SAFETY: `conn` is open; the file control writes one pointer into `file`.
         let rc = unsafe {
@@ -158,7 +123,7 @@ impl<'c> Pager<'c> {
         pager.page_size = page_size;
         pager.usable = usable;
         pager.pages = pages;
-        pager.cache = RefCell::new(Cache::new(page_size, access.cache_bytes()));
+        pager.cache = RefCell::new(Cache::new(page_size));
         Ok(Some(pager))
     }
 
@@ -247,10 +212,10 @@ struct Cache {
 }
 
 impl Cache {
-    fn new(page_size: usize, bytes: usize) -> Cache {
+    fn new(page_size: usize) -> Cache {
         Cache {
             page_size,
-            capacity: (bytes / page_size).max(16),
+            capacity: (CACHE_BYTES / page_size).max(16),
             ..Cache::default()
         }
     }
