@@ -252,25 +252,38 @@ function finished(value) {
   return { value, transfer: [value.pcf.buffer, value.row.buffer] };
 }
 
-/** Runs this worker's part of a conversion once on `bytes` (the bundled sample) and drops the
- * result. Why: V8 first runs wasm as baseline code and compiles a function optimized only once
- * it has run a while, so a worker's first conversion ran ~1.2–2× slower than its next ones
- * (docs/PERFORMANCE.md). Done when the worker starts, while the user picks a file, it makes the
- * user's conversion run on optimized code. `role`: what the page will ask of this worker —
- * 'read' (the reader of a split conversion), 'write' (its writer: the reader's records are made
- * here for it), 'gzip' (deflate over the sample's bytes: the same code whatever it compresses),
- * or 'convert' (all of it, alone). A failure here only costs that speed.
+/** Runs this worker's part of a conversion on `bytes` (the bundled sample), round after round,
+ * and drops the results. Why: V8 first runs wasm as baseline code and compiles a function
+ * optimized only once it has run a while, so a worker's first conversion ran ~1.2–2× slower
+ * than its next ones (docs/PERFORMANCE.md). Done when the worker starts, while the user picks a
+ * file, it makes the user's inspection and conversion run on optimized code. `role`: what the
+ * page will ask of this worker — 'read' (the reader of a split conversion, which inspects the
+ * files first), 'write' (its writer: the reader's records are made here for it), 'gzip'
+ * (deflate over the sample's bytes: the same code whatever it compresses), or 'convert' (all of
+ * it, alone). A failure here only costs that speed.
  *
- * Three rounds: V8 compiles a hot function optimized in the background, and a call already
- * running goes on in baseline code, so after one round much of a conversion still ran there
- * (Chromium, 10 MB, eight alternated runs each, median from the click: one round 0.332 s, two
- * 0.322 s, three 0.304 s, five 0.310 s; docs/PERFORMANCE.md item 28). The later rounds are the
- * cheap ones (the reader's warm-up 203 → 309 ms in all), done while the user picks a file. */
-function warmUp(bytes, role) {
-  for (let round = 0; round < WARM_UP_ROUNDS; round++) warmUpOnce(bytes, role);
+ * Many rounds: V8 optimizes a function once its budget of work is spent, in the background, and
+ * a call already running goes on in baseline code; the sample is small, so one round left much
+ * of a conversion in baseline code (Chromium, 10 MB, eight alternated runs each, median from
+ * the click: one round 0.332 s, three 0.304 s; three against ten and twenty rounds with the
+ * inspection in each: 0.315 / 0.294 / 0.285 s; in Node the first inspection of the 10 MB input
+ * took 145 ms after three rounds, 49 ms after twenty; docs/PERFORMANCE.md item 28). The rounds
+ * stop at the first request (the user's work comes first: it then runs on what is optimized
+ * by then) and after `WARM_UP_MS`, on a slow machine. */
+async function warmUp(bytes, role) {
+  const started = performance.now();
+  for (let round = 0; round < WARM_UP_ROUNDS && !requested; round++) {
+    warmUpOnce(bytes, role);
+    if (performance.now() - started > WARM_UP_MS) break;
+    // Lets a request in between rounds.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
 }
 
-const WARM_UP_ROUNDS = 3;
+const WARM_UP_ROUNDS = 20;
+const WARM_UP_MS = 2000;
+/** Whether a request other than the start and the warm-up's own has come (see `warmUp`). */
+let requested = false;
 
 /** One round of `warmUp`. */
 function warmUpOnce(bytes, role) {
@@ -287,6 +300,8 @@ function warmUpOnce(bytes, role) {
     }
     if (role === 'gzip') return;
   }
+  // Inspecting first, as the page asks of the reader (keeping nothing).
+  if (role === 'read' || role === 'convert') wasm_bindgen.inspect(inputs, false);
   if (role === 'convert') {
     wasm_bindgen.convert(inputs, {}, () => {}, () => true);
     return;
@@ -313,11 +328,11 @@ const handlers = {
     // Requests wait for the warm-up; the page learns the version as soon as the core runs.
     ready = !msg.warmUp
       ? started
-      : started.then((version) => {
+      : started.then(async (version) => {
           const { bytes, role } = msg.warmUp;
           const t0 = performance.now();
           try {
-            warmUp(bytes, role);
+            await warmUp(bytes, role);
             console.debug(`prvsight: warmed up to ${role} in ${Math.round(performance.now() - t0)} ms (${self.name || 'worker'})`);
           } catch (e) {
             console.warn(`prvsight: warm-up to ${role} failed, conversions run slower (${asError(e).message.split('\n')[0]})`);
@@ -430,6 +445,7 @@ const handlers = {
 self.onmessage = async (ev) => {
   const msg = ev.data;
   const handler = handlers[msg.type];
+  if (msg.type !== 'init' && msg.type !== 'warm') requested = true;
   if (!handler) {
     self.postMessage({ id: msg.id, type: 'error', error: asError(`unknown request ${msg.type}`) });
     return;
