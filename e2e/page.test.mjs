@@ -142,6 +142,32 @@ describe('served page', () => {
     await cold.close();
   });
 
+  test('a file picked while the workers warm up stops the warm-up, and its conversion still starts from its inspection', async () => {
+    // worker.js `warmUp` runs up to WARM_UP_ROUNDS rounds, the reader inspecting the sample in
+    // each, and lets a request in between rounds: the user's inspection then ends the warm-up
+    // (no round runs after it to drop the files it keeps), and the conversion takes them.
+    const { page, errors } = await openPage(context, `${server.origin}/`);
+    const rounds = {};
+    const taken = [];
+    page.on('console', (m) => {
+      const warm = /prvsight: warmed up to (\w+) in \d+ ms, (\d+) rounds/.exec(m.text());
+      if (warm) rounds[warm[1]] = Number(warm[2]);
+      const hit = /prvsight: reading; taken from the inspection: (.*) \(/.exec(m.text());
+      if (hit) taken.push(hit[1]);
+    });
+    assert.equal(await page.getAttribute('html', 'data-warm'), null, 'picked before the warm-up ends');
+    await page.click('#sample');
+    await page.waitForSelector('#inspect:not([hidden])');
+    await convert(page);
+    assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
+    const nat = native(join(SAMPLE, '..'), ['testcuda_report1.sqlite'], 'testcuda_report1');
+    checkBundle(await download(page, '#bundle', tmp('dl-during-warm-up')), nat, 'testcuda_report1');
+    assert.deepEqual(taken, ['files and plan, read ahead']);
+    // Said as the warm-up ended, before the inspection ran.
+    assert.ok(rounds.read >= 1 && rounds.read < 20, `the reader's warm-up stopped early: ${rounds.read} rounds`);
+    assert.deepEqual(errors, []);
+  });
+
   test('with one worker (?workers=1) the bundle is the same', async () => {
     const { page, errors } = await openPage(context, `${server.origin}/?workers=1`);
     await page.click('#sample');

@@ -272,12 +272,15 @@ function finished(value) {
  * by then) and after `WARM_UP_MS`, on a slow machine. */
 async function warmUp(bytes, role) {
   const started = performance.now();
-  for (let round = 0; round < WARM_UP_ROUNDS && !requested; round++) {
+  let rounds = 0;
+  while (rounds < WARM_UP_ROUNDS && !requested) {
     warmUpOnce(bytes, role);
+    rounds += 1;
     if (performance.now() - started > WARM_UP_MS) break;
     // Lets a request in between rounds.
     await new Promise((resolve) => setTimeout(resolve, 0));
   }
+  return rounds;
 }
 
 const WARM_UP_ROUNDS = 20;
@@ -332,8 +335,8 @@ const handlers = {
           const { bytes, role } = msg.warmUp;
           const t0 = performance.now();
           try {
-            await warmUp(bytes, role);
-            console.debug(`prvsight: warmed up to ${role} in ${Math.round(performance.now() - t0)} ms (${self.name || 'worker'})`);
+            const rounds = await warmUp(bytes, role);
+            console.debug(`prvsight: warmed up to ${role} in ${Math.round(performance.now() - t0)} ms, ${rounds} rounds (${self.name || 'worker'})`);
           } catch (e) {
             console.warn(`prvsight: warm-up to ${role} failed, conversions run slower (${asError(e).message.split('\n')[0]})`);
           }
