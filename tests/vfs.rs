@@ -335,3 +335,53 @@ fn scans_side_by_side_read_the_file_once_between_them() {
     }
     let _ = std::fs::remove_file(&path);
 }
+
+/// A source that counts the reads made of it.
+struct Counted {
+    file: FileSource,
+    reads: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl vfs::ReadAt for Counted {
+    fn size(&self) -> u64 {
+        self.file.size()
+    }
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.file.read_exact_at(offset, buf)
+    }
+}
+
+#[test]
+fn opening_reads_the_header_as_the_first_block_which_the_cache_then_takes() {
+    // In the browser each read of the user's file costs milliseconds whatever its size: the
+    // header check and the cache's first block are one read, not two.
+    let expected = convert(&[Export::open_path(&sample()).unwrap()]).unwrap();
+    let reads = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    for (config, blocks) in [
+        // The whole sample in one block; then blocks of 64 KiB, enough to hold all of them.
+        (CacheConfig::default(), 1),
+        (
+            CacheConfig {
+                block_bytes: 64 << 10,
+                blocks: 16,
+            },
+            577_536usize.div_ceil(64 << 10),
+        ),
+    ] {
+        reads.store(0, std::sync::atomic::Ordering::Relaxed);
+        let src = Counted {
+            file: FileSource::open(&sample()).unwrap(),
+            reads: reads.clone(),
+        };
+        let ex = vfs::open_export("testcuda_report1.sqlite", Box::new(src), config).unwrap();
+        assert_eq!(convert(&[ex]).unwrap(), expected, "{config:?}");
+        // Every block read once (the cache holds them all), the first with the header check.
+        assert_eq!(
+            reads.load(std::sync::atomic::Ordering::Relaxed),
+            blocks,
+            "{config:?}"
+        );
+    }
+}

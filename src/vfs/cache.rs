@@ -115,7 +115,7 @@ pub struct BlockCache {
 impl BlockCache {
     pub fn new(src: Box<dyn ReadAt>, config: CacheConfig) -> BlockCache {
         let config = CacheConfig {
-            block_bytes: config.block_bytes.max(512),
+            block_bytes: Self::block_len(config),
             blocks: config.blocks.max(1),
         };
         BlockCache {
@@ -127,6 +127,12 @@ impl BlockCache {
             clock: 0,
             stats: CacheStats::default(),
         }
+    }
+
+    /// The bytes of a block of a cache made with `config` (the last block of a source may be
+    /// shorter).
+    pub fn block_len(config: CacheConfig) -> usize {
+        config.block_bytes.max(512)
     }
 
     pub fn size(&self) -> u64 {

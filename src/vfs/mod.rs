@@ -26,7 +26,7 @@ use rusqlite::ffi;
 use rusqlite::{Connection, OpenFlags};
 
 pub use cache::{BlockCache, CacheConfig, CacheStats};
-pub use source::ReadAt;
+pub use source::{ReadAt, ReadFirst};
 
 use crate::error::{Error, Result};
 use crate::nsys::Export;
@@ -93,17 +93,17 @@ pub fn open_connection(
 }
 
 /// Opens an export from a source: checks the SQLite header first (for a clear message on
-/// gzip/zip/empty files), then reads the schema.
+/// gzip/zip/empty files), then reads the schema. The header is read as the block cache's first
+/// block, which the cache then takes instead of reading it again ([`ReadFirst`]).
 pub fn open_export(label: &str, src: Box<dyn ReadAt>, config: CacheConfig) -> Result<Export> {
     let size = src.size();
-    let mut head = vec![0u8; size.min(16) as usize];
-    src.read_exact_at(0, &mut head)
-        .map_err(|e| Error::Unreadable {
-            file: label.into(),
-            detail: e.to_string(),
-        })?;
-    crate::nsys::export::check_magic(label, &head, size)?;
-    let conn = open_connection(label, src, config)?;
+    let first_block = cache::BlockCache::block_len(config);
+    let src = ReadFirst::new(src, first_block).map_err(|e| Error::Unreadable {
+        file: label.into(),
+        detail: e.to_string(),
+    })?;
+    crate::nsys::export::check_magic(label, &src.first_bytes(16), size)?;
+    let conn = open_connection(label, Box::new(src), config)?;
     // Same settings as a native open (nsys/export.rs): an 8 MiB page cache, and the sorts that
     // remain (NVTX, GPU metrics, MPI, and any family the survey left to SQL) spill to temporary
     // files, which go to the default VFS (wasm builds keep them in memory whatever this says).
