@@ -118,11 +118,11 @@ fn the_page_api_reads_files_through_the_blob_vfs() {
 fn the_page_api_loads_each_block_of_a_small_file_once() {
     // A few MiB: the page's caches hold it whole (CacheConfig::for_files), so the conversion's
     // repeated scans load each block once, however often SQLite asks for its pages — in blocks
-    // of 8 MiB, as few reads of the browser's file as there can be.
+    // of 32 MiB, as few reads of the browser's file as there can be.
     let bytes = grow::with_more_kernels(SAMPLE, 5_000, 100_000);
     assert!(bytes.len() > 2 << 20, "{} bytes", bytes.len());
     let config = CacheConfig::for_files(&[bytes.len() as u64])[0];
-    assert_eq!(config.block_bytes, 8 << 20);
+    assert_eq!(config.block_bytes, 32 << 20);
     let blocks = bytes.len().div_ceil(config.block_bytes) as u64;
     let input = Object::new();
     Reflect::set(&input, &"name".into(), &"whole.sqlite".into()).unwrap();

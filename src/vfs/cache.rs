@@ -40,6 +40,10 @@ const PARTIAL_BUDGET: u64 = 144 << 20;
 /// 16 MiB reads (docs/PERFORMANCE.md).
 const LARGE_BLOCK: usize = 8 << 20;
 const SMALL_BLOCK: usize = 1 << 20;
+/// A file held whole is read in blocks this large: every block is read once and all of them
+/// early (the tables' pages are interleaved through the file), so fewer, larger reads only save
+/// their fixed cost (docs/PERFORMANCE.md item 28); 32 MiB bounds the JS buffer of one read.
+const WHOLE_FILE_BLOCK: usize = 32 << 20;
 /// Large blocks need this many of them in a partial cache: the scans made side by side and the
 /// reading's cursors are spread over a few dozen MiB, and fewer, larger blocks load the same
 /// bytes again (1 GB export, 8 MiB blocks: 4.1 GB loaded with 18 blocks, 8.3 GB with 6).
@@ -50,8 +54,8 @@ impl CacheConfig {
     /// times, and nsys writes its tables' pages interleaved, so every scan touches every block of
     /// the file: a cache smaller than the file loads it again on each scan (1 727 loads of 1 MiB
     /// for a 100 MB export with 32 blocks). So a file whose share of [`WHOLE_FILE_BUDGET`] holds
-    /// it whole gets room for all of it, in large blocks (each loaded once, allocated only as
-    /// read). A larger file gets its share of [`PARTIAL_BUDGET`]: large blocks where at least
+    /// it whole gets room for all of it, in blocks of [`WHOLE_FILE_BLOCK`] (each loaded once,
+    /// allocated only as read). A larger file gets its share of [`PARTIAL_BUDGET`]: large blocks where at least
     /// [`MIN_LARGE_BLOCKS`] fit in it (one file: 18 of 8 MiB; 1 GB export: 517 loads, 4.1 GB),
     /// else 8 to 48 blocks of 1 MiB (more saves nothing there: 1 GB export, 7 462 loads with
     /// 32 blocks, 6 094 with 48, 6 052 with 64).
@@ -65,8 +69,8 @@ impl CacheConfig {
             .map(|&size| {
                 if size <= share {
                     CacheConfig {
-                        block_bytes: LARGE_BLOCK,
-                        blocks: size.div_ceil(large).max(1) as usize,
+                        block_bytes: WHOLE_FILE_BLOCK,
+                        blocks: size.div_ceil(WHOLE_FILE_BLOCK as u64).max(1) as usize,
                     }
                 } else if partial_share / large >= MIN_LARGE_BLOCKS {
                     CacheConfig {
@@ -266,17 +270,17 @@ mod tests {
                 .map(|c| (c.block_bytes as u64 / MIB, c.blocks))
                 .collect::<Vec<_>>()
         };
-        // Held whole in 8 MiB blocks: 100 MiB + 1 byte needs 13; an empty file still gets one.
-        assert_eq!(one(&[100 * MIB + 1]), [(8, 13)]);
-        assert_eq!(one(&[0]), [(8, 1)]);
-        assert_eq!(one(&[WHOLE_FILE_BUDGET]), [(8, 20)]);
+        // Held whole in 32 MiB blocks: 100 MiB + 1 byte needs 4; an empty file still gets one.
+        assert_eq!(one(&[100 * MIB + 1]), [(32, 4)]);
+        assert_eq!(one(&[0]), [(32, 1)]);
+        assert_eq!(one(&[WHOLE_FILE_BUDGET]), [(32, 5)]);
         // Over the budget: 144 MiB in 8 MiB blocks.
         assert_eq!(one(&[WHOLE_FILE_BUDGET + 1]), [(8, 18)]);
         // Four files share the budget (40 MiB each to hold whole, 36 MiB of blocks else): the
         // small ones whole, the large one in 36 blocks of 1 MiB (three of 8 MiB would thrash).
         assert_eq!(
             one(&[10 * MIB, 40 * MIB, 41 * MIB, MIB]),
-            [(8, 2), (8, 5), (1, 36), (8, 1)]
+            [(32, 1), (32, 2), (1, 36), (32, 1)]
         );
         // Many ranks: at least 8 blocks each.
         assert_eq!(one(&[1 << 30; 64])[0], (1, 8));
