@@ -143,6 +143,24 @@ impl BlockCache {
         self.size
     }
 
+    /// Holds `data`, read from the source already, as block 0 (counted as a load), where it is
+    /// that block's bytes in full and nothing is held yet; else drops it.
+    pub fn hold_first_block(&mut self, data: Vec<u8>) {
+        let len = (self.config.block_bytes as u64).min(self.size) as usize;
+        if data.len() != len || !self.blocks.is_empty() {
+            return;
+        }
+        self.clock += 1;
+        self.stats.source_reads += 1;
+        self.stats.source_bytes += len as u64;
+        self.blocks.push(Block {
+            index: 0,
+            data,
+            last_used: self.clock,
+        });
+        self.slots.insert(0, 0);
+    }
+
     pub fn stats(&self) -> CacheStats {
         self.stats
     }
@@ -259,6 +277,55 @@ mod tests {
         assert_eq!(c.stats().source_reads, 4);
         assert_eq!(b[..], data[1030..1046]);
         assert_eq!(c.stats().reads, 6);
+    }
+
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// A source that counts the reads made of it.
+    struct Counted(Vec<u8>, Arc<AtomicUsize>);
+
+    impl ReadAt for Counted {
+        fn size(&self) -> u64 {
+            self.0.size()
+        }
+        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+            self.1.fetch_add(1, Ordering::Relaxed);
+            self.0.read_exact_at(offset, buf)
+        }
+    }
+
+    #[test]
+    fn a_first_block_given_is_held_and_not_read_again() {
+        let data = bytes(3000);
+        let config = CacheConfig {
+            block_bytes: 1024,
+            blocks: 4,
+        };
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut c = BlockCache::new(Box::new(Counted(data.clone(), calls.clone())), config);
+        c.hold_first_block(data[..1024].to_vec());
+        let mut b = [0u8; 100];
+        c.read(10, &mut b).unwrap();
+        assert_eq!(b[..], data[10..110]);
+        assert_eq!(
+            calls.load(Ordering::Relaxed),
+            0,
+            "block 0 came from what was given"
+        );
+        c.read(2990, &mut [0u8; 10]).unwrap();
+        assert_eq!(calls.load(Ordering::Relaxed), 1);
+        assert_eq!(
+            (c.stats().source_reads, c.stats().source_bytes),
+            (2, 1024 + 952)
+        );
+        // Bytes that are not the whole first block are not taken.
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut c = BlockCache::new(Box::new(Counted(data.clone(), calls.clone())), config);
+        c.hold_first_block(data[..100].to_vec());
+        c.read(0, &mut b).unwrap();
+        assert_eq!(b[..], data[..100]);
+        assert_eq!(calls.load(Ordering::Relaxed), 1);
     }
 
     #[test]

@@ -26,7 +26,7 @@ use rusqlite::ffi;
 use rusqlite::{Connection, OpenFlags};
 
 pub use cache::{BlockCache, CacheConfig, CacheStats};
-pub use source::{ReadAt, ReadFirst};
+pub use source::ReadAt;
 
 use crate::error::{Error, Result};
 use crate::nsys::Export;
@@ -36,10 +36,12 @@ pub const VFS_NAME: &str = "prvsight-ro";
 /// Every file name of ours starts with this, so other names go to the default VFS.
 const PREFIX: &str = "/prvsight-ro/";
 
-/// What `xOpen` finds under a name: the source and how to cache it.
+/// What `xOpen` finds under a name: the source, how to cache it, and its first block where
+/// it was read already.
 struct Parked {
     src: Box<dyn ReadAt>,
     config: CacheConfig,
+    first_block: Option<Vec<u8>>,
 }
 
 thread_local! {
@@ -73,12 +75,23 @@ pub fn open_connection(
     src: Box<dyn ReadAt>,
     config: CacheConfig,
 ) -> Result<Connection> {
+    open_parked(
+        label,
+        Parked {
+            src,
+            config,
+            first_block: None,
+        },
+    )
+}
+
+fn open_parked(label: &str, parked: Parked) -> Result<Connection> {
     register().map_err(|detail| Error::Unreadable {
         file: label.into(),
         detail,
     })?;
     let name = unique_name(label);
-    PARKED.with(|p| p.borrow_mut().insert(name.clone(), Parked { src, config }));
+    PARKED.with(|p| p.borrow_mut().insert(name.clone(), parked));
     let conn = Connection::open_with_flags_and_vfs(
         &name,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -94,16 +107,26 @@ pub fn open_connection(
 
 /// Opens an export from a source: checks the SQLite header first (for a clear message on
 /// gzip/zip/empty files), then reads the schema. The header is read as the block cache's first
-/// block, which the cache then takes instead of reading it again ([`ReadFirst`]).
+/// block, which the cache then holds: in the browser each read of the user's file costs a few
+/// milliseconds whatever its size, so the check costs no read of its own.
 pub fn open_export(label: &str, src: Box<dyn ReadAt>, config: CacheConfig) -> Result<Export> {
     let size = src.size();
-    let first_block = cache::BlockCache::block_len(config);
-    let src = ReadFirst::new(src, first_block).map_err(|e| Error::Unreadable {
-        file: label.into(),
-        detail: e.to_string(),
-    })?;
-    crate::nsys::export::check_magic(label, &src.first_bytes(16), size)?;
-    let conn = open_connection(label, Box::new(src), config)?;
+    let len = size.min(cache::BlockCache::block_len(config) as u64) as usize;
+    let mut first_block = vec![0u8; len];
+    src.read_exact_at(0, &mut first_block)
+        .map_err(|e| Error::Unreadable {
+            file: label.into(),
+            detail: e.to_string(),
+        })?;
+    crate::nsys::export::check_magic(label, &first_block[..len.min(16)], size)?;
+    let conn = open_parked(
+        label,
+        Parked {
+            src,
+            config,
+            first_block: Some(first_block),
+        },
+    )?;
     // Same settings as a native open (nsys/export.rs): an 8 MiB page cache, and the sorts that
     // remain (NVTX, GPU metrics, MPI, and any family the survey left to SQL) spill to temporary
     // files, which go to the default VFS (wasm builds keep them in memory whatever this says).
@@ -237,10 +260,11 @@ unsafe extern "C" fn x_open(
         return ffi::SQLITE_CANTOPEN;
     };
     let f = file.cast::<VFile>();
-    ptr::addr_of_mut!((*f).cache).write(Box::into_raw(Box::new(BlockCache::new(
-        parked.src,
-        parked.config,
-    ))));
+    let mut cache = BlockCache::new(parked.src, parked.config);
+    if let Some(first) = parked.first_block {
+        cache.hold_first_block(first);
+    }
+    ptr::addr_of_mut!((*f).cache).write(Box::into_raw(Box::new(cache)));
     ptr::addr_of_mut!((*f).name).write(Box::into_raw(Box::new(key)));
     (*file).pMethods = &IO_METHODS;
     if !out_flags.is_null() {

@@ -22,53 +22,6 @@ pub trait ReadAt: MaybeSend {
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
 }
 
-/// A source whose first bytes were already read (to check the file's header): the first read
-/// made of it, if it asks for exactly those bytes, is served from them; they are dropped then
-/// either way. Why: in the browser each read of the user's file costs a few milliseconds
-/// whatever its size, so the header check reads the block cache's first block, which the
-/// cache's first load (SQLite reads page 1 first) then takes from here.
-pub struct ReadFirst {
-    head: std::cell::RefCell<Option<Vec<u8>>>,
-    src: Box<dyn ReadAt>,
-}
-
-impl ReadFirst {
-    /// Reads the first `len` bytes of `src` (all of it if shorter).
-    pub fn new(src: Box<dyn ReadAt>, len: usize) -> io::Result<ReadFirst> {
-        let len = src.size().min(len as u64) as usize;
-        let mut head = vec![0u8; len];
-        src.read_exact_at(0, &mut head)?;
-        Ok(ReadFirst {
-            head: std::cell::RefCell::new(Some(head)),
-            src,
-        })
-    }
-
-    /// A copy of the first `n` bytes read (fewer if the source is shorter; none once the first
-    /// read has taken them).
-    pub fn first_bytes(&self, n: usize) -> Vec<u8> {
-        let head = self.head.borrow();
-        let head = head.as_deref().unwrap_or_default();
-        head[..n.min(head.len())].to_vec()
-    }
-}
-
-impl ReadAt for ReadFirst {
-    fn size(&self) -> u64 {
-        self.src.size()
-    }
-
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        match self.head.borrow_mut().take() {
-            Some(head) if offset == 0 && head.len() == buf.len() => {
-                buf.copy_from_slice(&head);
-                Ok(())
-            }
-            _ => self.src.read_exact_at(offset, buf),
-        }
-    }
-}
-
 /// A file on disk (native only), read with positioned reads so no seek state is shared.
 #[cfg(not(target_family = "wasm"))]
 pub struct FileSource {
