@@ -55,10 +55,10 @@ impl CacheConfig {
     /// the file: a cache smaller than the file loads it again on each scan (1 727 loads of 1 MiB
     /// for a 100 MB export with 32 blocks). So a file whose share of [`WHOLE_FILE_BUDGET`] holds
     /// it whole gets room for all of it, in blocks of [`WHOLE_FILE_BLOCK`] (each loaded once,
-    /// allocated only as read). A larger file gets its share of [`PARTIAL_BUDGET`]: large blocks where at least
-    /// [`MIN_LARGE_BLOCKS`] fit in it (one file: 18 of 8 MiB; 1 GB export: 517 loads, 4.1 GB),
-    /// else 8 to 48 blocks of 1 MiB (more saves nothing there: 1 GB export, 7 462 loads with
-    /// 32 blocks, 6 094 with 48, 6 052 with 64).
+    /// allocated only as read). A larger file gets its share of [`PARTIAL_BUDGET`]: large
+    /// blocks where at least [`MIN_LARGE_BLOCKS`] fit in it (one file: 18 of 8 MiB; 1 GB export:
+    /// 517 loads, 4.1 GB), else 8 to 48 blocks of 1 MiB (more saves nothing there: 1 GB export,
+    /// 7 462 loads with 32 blocks, 6 094 with 48, 6 052 with 64).
     pub fn for_files(sizes: &[u64]) -> Vec<CacheConfig> {
         let n = sizes.len().max(1) as u64;
         let share = WHOLE_FILE_BUDGET / n;
@@ -230,6 +230,8 @@ impl BlockCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
 
     fn bytes(n: usize) -> Vec<u8> {
         (0..n).map(|i| (i * 7 % 251) as u8).collect()
@@ -278,9 +280,6 @@ mod tests {
         assert_eq!(b[..], data[1030..1046]);
         assert_eq!(c.stats().reads, 6);
     }
-
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Arc;
 
     /// A source that counts the reads made of it.
     struct Counted(Vec<u8>, Arc<AtomicUsize>);
