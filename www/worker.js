@@ -266,10 +266,11 @@ function finished(value) {
  * a call already running goes on in baseline code; the sample is small, so one round left much
  * of a conversion in baseline code (Chromium, 10 MB, eight alternated runs each, median from
  * the click: one round 0.332 s, three 0.304 s; three against ten and twenty rounds with the
- * inspection in each: 0.315 / 0.294 / 0.285 s; in Node the first inspection of the 10 MB input
- * took 145 ms after three rounds, 49 ms after twenty; docs/PERFORMANCE.md item 28). The rounds
- * stop at the first request (the user's work comes first: it then runs on what is optimized
- * by then) and after `WARM_UP_MS`, on a slow machine. */
+ * inspection in each: 0.315 / 0.294 / 0.285 s; twenty / forty 0.296 / 0.283 s; forty / eighty
+ * 0.276 / 0.275 s; in Node the first inspection of the 10 MB input took 145 ms after three
+ * rounds, 49 ms after twenty; docs/PERFORMANCE.md item 28). The rounds stop at the first
+ * request (the user's work comes first: it then runs on what is optimized by then) and after
+ * `WARM_UP_MS`, on a slow machine. */
 async function warmUp(bytes, role) {
   const started = performance.now();
   let rounds = 0;
@@ -283,8 +284,8 @@ async function warmUp(bytes, role) {
   return rounds;
 }
 
-const WARM_UP_ROUNDS = 20;
-const WARM_UP_MS = 2000;
+const WARM_UP_ROUNDS = 40;
+const WARM_UP_MS = 3000;
 /** Whether a request other than the start and the warm-up's own has come (see `warmUp`). */
 let requested = false;
 
