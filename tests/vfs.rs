@@ -7,6 +7,8 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use prvsight::nsys::Export;
 use prvsight::paraver::ParaverWriter;
@@ -339,7 +341,7 @@ fn scans_side_by_side_read_the_file_once_between_them() {
 /// A source that counts the reads made of it.
 struct Counted {
     file: FileSource,
-    reads: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    reads: Arc<AtomicUsize>,
 }
 
 impl vfs::ReadAt for Counted {
@@ -347,8 +349,7 @@ impl vfs::ReadAt for Counted {
         self.file.size()
     }
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        self.reads
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.reads.fetch_add(1, Ordering::Relaxed);
         self.file.read_exact_at(offset, buf)
     }
 }
@@ -358,7 +359,7 @@ fn opening_reads_the_header_as_the_first_block_which_the_cache_then_takes() {
     // In the browser each read of the user's file costs milliseconds whatever its size: the
     // header check and the cache's first block are one read, not two.
     let expected = convert(&[Export::open_path(&sample()).unwrap()]).unwrap();
-    let reads = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let reads = Arc::new(AtomicUsize::new(0));
     for (config, blocks) in [
         // The whole sample in one block; then blocks of 64 KiB, enough to hold all of them.
         (CacheConfig::default(), 1),
@@ -370,7 +371,7 @@ fn opening_reads_the_header_as_the_first_block_which_the_cache_then_takes() {
             577_536usize.div_ceil(64 << 10),
         ),
     ] {
-        reads.store(0, std::sync::atomic::Ordering::Relaxed);
+        reads.store(0, Ordering::Relaxed);
         let src = Counted {
             file: FileSource::open(&sample()).unwrap(),
             reads: reads.clone(),
@@ -378,10 +379,6 @@ fn opening_reads_the_header_as_the_first_block_which_the_cache_then_takes() {
         let ex = vfs::open_export("testcuda_report1.sqlite", Box::new(src), config).unwrap();
         assert_eq!(convert(&[ex]).unwrap(), expected, "{config:?}");
         // Every block read once (the cache holds them all), the first with the header check.
-        assert_eq!(
-            reads.load(std::sync::atomic::Ordering::Relaxed),
-            blocks,
-            "{config:?}"
-        );
+        assert_eq!(reads.load(Ordering::Relaxed), blocks, "{config:?}");
     }
 }
