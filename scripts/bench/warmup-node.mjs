@@ -1,0 +1,63 @@
+// How many warm-up rounds the page's wasm needs: in Node (V8, as in Chromium), the page's own
+// core (dist/pkg) runs N rounds of the reader's warm-up on the bundled sample (worker.js
+// `warmUpOnce` for 'read': deflate, inspect, read), then inspects INPUT three times, timed. The
+// first inspection after few rounds runs partly on V8's baseline code (docs/PERFORMANCE.md
+// item 28); the later ones show the optimized time.
+//
+//   scripts/build-web.sh && node scripts/bench/warmup-node.mjs INPUT.sqlite [ROUNDS...]
+//
+// Each ROUNDS (default 1 3 10 20 40) runs in a fresh Node process, so that nothing is warm.
+import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import vm from 'node:vm';
+
+const DIST = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist');
+const [input, ...rest] = process.argv.slice(2);
+if (!input) {
+  console.error('usage: scripts/build-web.sh && node scripts/bench/warmup-node.mjs INPUT.sqlite [ROUNDS...]');
+  process.exit(2);
+}
+
+if (process.env.WARMUP_ROUNDS === undefined) {
+  const counts = rest.length ? rest.map(Number) : [1, 3, 10, 20, 40];
+  console.log('| warm-up rounds | warm-up ms | first inspection ms | second | third |');
+  console.log('|---|---|---|---|---|');
+  for (const n of counts) {
+    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), input], {
+      env: { ...process.env, WARMUP_ROUNDS: String(n) },
+      encoding: 'utf8',
+    });
+    console.log(out.trim());
+  }
+} else {
+  globalThis.self = globalThis;
+  vm.runInThisContext(readFileSync(join(DIST, 'pkg', 'prvsight.js'), 'utf8'), { filename: 'prvsight.js' });
+  await wasm_bindgen({ module_or_path: readFileSync(join(DIST, 'pkg', 'prvsight_bg.wasm')) });
+  const sample = new Uint8Array(readFileSync(join(DIST, 'samples', 'testcuda_report1.sqlite')));
+  const data = new Uint8Array(readFileSync(input));
+  const rounds = Number(process.env.WARMUP_ROUNDS);
+  const t0 = performance.now();
+  for (let i = 0; i < rounds; i++) {
+    // worker.js `warmUpOnce` for the reader: deflate, inspect, read.
+    const inputs = [{ name: 'warm-up.sqlite', data: sample }];
+    const deflater = new wasm_bindgen.TraceSegments();
+    deflater.write(sample);
+    deflater.end();
+    deflater.free();
+    wasm_bindgen.inspect(inputs, false);
+    const reader = new wasm_bindgen.ReaderSession(inputs, {}, () => true);
+    while (reader.next_batch(16384));
+    reader.finish();
+    reader.free();
+  }
+  const warm = performance.now() - t0;
+  const times = [];
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    wasm_bindgen.inspect([{ name: 'input.sqlite', data }], false);
+    times.push((performance.now() - t).toFixed(0));
+  }
+  console.log(`| ${rounds} | ${warm.toFixed(0)} | ${times.join(' | ')} |`);
+}
