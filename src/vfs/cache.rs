@@ -146,13 +146,12 @@ impl BlockCache {
     /// Holds `data`, read from the source already, as block 0 (counted as a load), where it is
     /// that block's bytes in full and nothing is held yet; else drops it.
     pub fn hold_first_block(&mut self, data: Vec<u8>) {
-        let len = (self.config.block_bytes as u64).min(self.size) as usize;
-        if data.len() != len || !self.blocks.is_empty() {
+        if data.len() != self.len_of(0) || !self.blocks.is_empty() {
             return;
         }
         self.clock += 1;
         self.stats.source_reads += 1;
-        self.stats.source_bytes += len as u64;
+        self.stats.source_bytes += data.len() as u64;
         self.blocks.push(Block {
             index: 0,
             data,
@@ -186,6 +185,12 @@ impl BlockCache {
         Ok(done)
     }
 
+    /// The bytes of block `index` (the last one may be shorter than the others).
+    fn len_of(&self, index: u64) -> usize {
+        let bs = self.config.block_bytes as u64;
+        (self.size - index * bs).min(bs) as usize
+    }
+
     /// Index in `blocks` of block `index`, loading it (and evicting the least recently used)
     /// when absent.
     fn block(&mut self, index: u64) -> io::Result<usize> {
@@ -194,9 +199,8 @@ impl BlockCache {
             self.blocks[i].last_used = self.clock;
             return Ok(i);
         }
-        let bs = self.config.block_bytes as u64;
-        let start = index * bs;
-        let len = (self.size - start).min(bs) as usize;
+        let start = index * self.config.block_bytes as u64;
+        let len = self.len_of(index);
         let slot = if self.blocks.len() < self.config.blocks {
             self.blocks.push(Block {
                 index,
