@@ -148,10 +148,14 @@ describe('served page', () => {
     // (no round runs after it to drop the files it keeps), and the conversion takes them.
     const { page, errors } = await openPage(context, `${server.origin}/`);
     const rounds = {};
+    const most = {};
     const taken = [];
     page.on('console', (m) => {
-      const warm = /prvsight: warmed up to (\w+) in \d+ ms, (\d+) rounds/.exec(m.text());
-      if (warm) rounds[warm[1]] = Number(warm[2]);
+      const warm = /prvsight: warmed up to (\w+) in \d+ ms, (\d+) of (\d+) rounds/.exec(m.text());
+      if (warm) {
+        rounds[warm[1]] = Number(warm[2]);
+        most[warm[1]] = Number(warm[3]);
+      }
       const hit = /prvsight: reading; taken from the inspection: (.*) \(/.exec(m.text());
       if (hit) taken.push(hit[1]);
     });
@@ -164,7 +168,7 @@ describe('served page', () => {
     checkBundle(await download(page, '#bundle', tmp('dl-during-warm-up')), nat, 'testcuda_report1');
     assert.deepEqual(taken, ['files and plan, read ahead']);
     // Said as the warm-up ended, before the inspection ran.
-    assert.ok(rounds.read >= 1 && rounds.read < 40, `the reader's warm-up stopped early: ${rounds.read} rounds`);
+    assert.ok(rounds.read >= 1 && rounds.read < most.read, `the reader's warm-up stopped early: ${rounds.read} of ${most.read} rounds`);
     assert.deepEqual(errors, []);
   });
 

@@ -337,7 +337,7 @@ const handlers = {
           const t0 = performance.now();
           try {
             const rounds = await warmUp(bytes, role);
-            console.debug(`prvsight: warmed up to ${role} in ${Math.round(performance.now() - t0)} ms, ${rounds} rounds (${self.name || 'worker'})`);
+            console.debug(`prvsight: warmed up to ${role} in ${Math.round(performance.now() - t0)} ms, ${rounds} of ${WARM_UP_ROUNDS} rounds (${self.name || 'worker'})`);
           } catch (e) {
             console.warn(`prvsight: warm-up to ${role} failed, conversions run slower (${asError(e).message.split('\n')[0]})`);
           }
