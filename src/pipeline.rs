@@ -158,15 +158,16 @@ fn plan_with(exports: &[Export], opts: &Options, surveys: bool, range_names: boo
     let mut early = Vec::with_capacity(exports.len());
     for (src, ex) in exports.iter().enumerate() {
         let families = crate::nsys::discover::present_families(ex, opts)?;
-        let specs = if surveys && opts.read_order == crate::options::ReadOrder::Auto {
-            stream::early_specs(ex, &families, src)
+        let scans = if surveys && opts.read_order == crate::options::ReadOrder::Auto {
+            stream::early_scans(ex, &families, src)
         } else {
-            Vec::new()
+            stream::EarlyScans::NONE
         };
-        let (d, surveyed) = discover(ex, opts, families, &specs, range_names)?;
+        let (d, surveyed, keyed) =
+            discover(ex, opts, families, scans.as_reader_scans(), range_names)?;
         discoveries.push(d);
         early.push(std::sync::Mutex::new(stream::EarlySurveys::new(
-            specs, surveyed,
+            scans, surveyed, keyed,
         )));
     }
     for (ex, d) in exports.iter().zip(&discoveries) {

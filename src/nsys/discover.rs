@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::cursor::get;
 use super::ids::{pid_of, process_key};
+use super::keyed::{KeyScan, KeySpec, Keys};
 use super::nvtx::{RangeTexts, NVTX_CATEGORY, NVTX_START_END_TYPES};
 use super::partitioned::{Spec, Survey, SurveyScans};
 use super::select::{Cond, Select, Val};
@@ -64,8 +65,6 @@ pub struct Discovery {
     pub metric_names: BTreeMap<i64, String>,
     /// Number of rows of the selected families (for progress).
     pub record_estimate: u64,
-    /// NVTX ranges and marks: the rows the NVTX reader reads.
-    pub nvtx_rows: u64,
     /// globalPid key → MPI rank.
     pub ranks: BTreeMap<i64, u32>,
     /// Earliest start and latest end of any selected record (this file's clock), if any record.
@@ -92,6 +91,10 @@ impl Discovery {
 /// How each survey discovery was given ended (see [`discover`]).
 pub type Surveyed = Vec<rusqlite::Result<Option<Survey>>>;
 
+/// The sort keys discovery collected where it was asked to (see [`discover`]); `Ok(None)`: the
+/// keyed reader declines (a start or end that is not an integer), the SQL path reads the family.
+pub type Keyed = Option<rusqlite::Result<Option<Keys>>>;
+
 /// The selected families whose tables hold rows.
 pub fn present_families(ex: &Export, opts: &Options) -> Result<BTreeSet<Family>> {
     let s = &ex.schema;
@@ -109,23 +112,31 @@ pub fn present_families(ex: &Export, opts: &Options) -> Result<BTreeSet<Family>>
     Ok(families)
 }
 
-/// Discovers what `ex` holds of `families` (see [`present_families`]). The surveys of `specs`
-/// (nsys/partitioned.rs) are made in the same passes over the tables, and come back in their
-/// order: a table read once serves both (nsys/scanset.rs).
+/// What discovery makes besides its own findings, in its passes over the tables: the surveys of
+/// the sort-free readers (nsys/partitioned.rs) and the sort keys of the keyed reader
+/// (nsys/keyed.rs) — a table read once serves them all (nsys/scanset.rs).
+#[derive(Clone, Copy)]
+pub struct ReaderScans<'a> {
+    pub specs: &'a [Spec],
+    pub keys: Option<&'a KeySpec>,
+}
+
+/// Discovers what `ex` holds of `families` (see [`present_families`]). The surveys and the keys
+/// of `scans` come back with it, the surveys in their order.
 pub fn discover(
     ex: &Export,
     opts: &Options,
     families: BTreeSet<Family>,
-    specs: &[Spec],
+    scans: ReaderScans,
     range_names: bool,
-) -> Result<(Discovery, Surveyed)> {
+) -> Result<(Discovery, Surveyed, Keyed)> {
     let direct = opts.read_pages == ReadPages::Auto;
-    if let Some(found) = discover_with(ex, opts, families.clone(), specs, range_names, direct)? {
+    if let Some(found) = discover_with(ex, opts, families.clone(), scans, range_names, direct)? {
         return Ok(found);
     }
     // The direct reader met a page that breaks the file format: SQLite reads it instead.
     Ok(
-        discover_with(ex, opts, families, specs, range_names, false)?
+        discover_with(ex, opts, families, scans, range_names, false)?
             .expect("only the direct reader gives up"),
     )
 }
@@ -136,10 +147,10 @@ fn discover_with(
     ex: &Export,
     opts: &Options,
     families: BTreeSet<Family>,
-    specs: &[Spec],
+    scans: ReaderScans,
     range_names: bool,
     direct: bool,
-) -> Result<Option<(Discovery, Surveyed)>> {
+) -> Result<Option<(Discovery, Surveyed, Keyed)>> {
     let s = &ex.schema;
     let mut d = Discovery {
         families,
@@ -199,7 +210,8 @@ fn discover_with(
     let mut metric_groups = Grouper::new(1);
     let mut sched_groups = Grouper::new(1);
     let mut nvtx_name_rows: Vec<(i64, String)> = Vec::new();
-    let mut surveys: Vec<SurveyScans> = specs.iter().map(SurveyScans::new).collect();
+    let mut surveys: Vec<SurveyScans> = scans.specs.iter().map(SurveyScans::new).collect();
+    let mut key_scan = scans.keys.map(|_| KeyScan::default());
     let mut range_texts = RangeTexts::default();
     let mut range_scans = 0;
     let outcomes = {
@@ -315,6 +327,12 @@ fn discover_with(
         for survey in surveys.iter_mut() {
             batch.join(|set| survey.register(set));
         }
+        if let (Some(key_scan), Some(spec)) = (key_scan.as_mut(), scans.keys) {
+            batch.join(|set| {
+                key_scan.register(set, spec);
+                1
+            });
+        }
         if range_names {
             batch.join(|set| {
                 range_scans = range_texts.register(s, set);
@@ -334,6 +352,10 @@ fn discover_with(
             survey.finish(mine)
         })
         .collect();
+    let keyed: Keyed = key_scan.map(|keys| {
+        let scanned = joined.next().expect("one scan for the keys");
+        scanned.map(|()| keys.finish())
+    });
     if range_names {
         range_texts.ended(joined.by_ref().take(range_scans));
         d.range_texts = Some(range_texts);
@@ -378,7 +400,6 @@ fn discover_with(
                 d.used_domains.insert((process_key(gt), dom));
             }
             d.record_estimate += n as u64;
-            d.nvtx_rows += n as u64;
             d.widen(lo, hi);
         }
         if nvtx_ends {
@@ -422,7 +443,7 @@ fn discover_with(
     let nvtx_names = has_nvtx_names.then(|| next().map(|()| nvtx_name_rows));
     read_names(ex, &mut d, nvtx_names)?;
     read_host_facts(ex, &mut d)?;
-    Ok(Some((d, surveyed)))
+    Ok(Some((d, surveyed, keyed)))
 }
 
 fn to_u32(ex: &Export, table: &str, col: &str, v: i64) -> Result<u32> {

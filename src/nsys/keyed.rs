@@ -13,6 +13,9 @@
 //! DESC, rowid`; a start or end that is not an integer (SQL then compares across types), or an
 //! end of -2^63 (the key's NULL), leaves the family to the SQL path.
 
+use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
+use std::collections::{BinaryHeap, VecDeque};
 use std::rc::Rc;
 
 use rusqlite::types::ValueRef;
@@ -25,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::{FastMap, FastSet};
 
 /// What a keyed reader reads.
-#[derive(Clone)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct KeySpec {
     /// `SELECT start, end, rowid FROM … WHERE …`: every row to read, no order (run by the
     /// direct reader of the file format where it compiles for it, else by SQLite).
@@ -79,29 +82,63 @@ const WINDOW: usize = 256;
 /// ... in one range scan when it visits at most this many rows per row not yet fetched.
 const MAX_SPREAD: i64 = 8;
 
-/// The sort keys a [`KeyScan`] found, not yet sorted.
-pub struct Keys(Vec<Key>);
+/// Keys per chunk of a scan's keys (384 KiB): they grow a chunk at a time, with no copy of what
+/// was found and no larger vector beside a smaller one — in the browser's linear memory, which
+/// never shrinks, one growing vector cost 19 MiB more at the peak of a 1 GB export
+/// (docs/PERFORMANCE.md item 30).
+const CHUNK: usize = 1 << 14;
 
-/// The scan of [`KeySpec::key_sql`]: one plain pass that collects every row's key. It may go
-/// side by side with other scans (nsys/interleave.rs).
+/// The sort keys a [`KeyScan`] found, not yet sorted, in chunks of [`CHUNK`].
+pub struct Keys(Vec<Vec<Key>>);
+
+/// Keys in order: each chunk sorted, the chunks merged by a heap of their smallest keys (the
+/// same order as one sort of them all: keys are unique, the rowid breaks every tie).
+struct KeyOrder {
+    chunks: Vec<std::vec::IntoIter<Key>>,
+    heads: BinaryHeap<Reverse<(Key, usize)>>,
+}
+
+impl KeyOrder {
+    fn new(chunks: Vec<Vec<Key>>) -> KeyOrder {
+        let mut chunks: Vec<std::vec::IntoIter<Key>> = chunks
+            .into_iter()
+            .map(|mut c| {
+                c.sort_unstable();
+                c.into_iter()
+            })
+            .collect();
+        let heads = (chunks.iter_mut().enumerate())
+            .filter_map(|(i, c)| c.next().map(|k| Reverse((k, i))))
+            .collect();
+        KeyOrder { chunks, heads }
+    }
+
+    fn next(&mut self) -> Option<Key> {
+        let mut top = self.heads.peek_mut()?;
+        let Reverse((key, i)) = *top;
+        match self.chunks[i].next() {
+            Some(k) => *top = Reverse((k, i)),
+            None => {
+                PeekMut::pop(top);
+                // A chunk read to its end gives its memory back.
+                self.chunks[i] = Vec::new().into_iter();
+            }
+        }
+        Some(key)
+    }
+}
+
+/// The scan of [`KeySpec::keys`]: one plain pass that collects every row's key, made in
+/// discovery's pass over the table (nsys/discover.rs). The rows are first counted there, so the
+/// keys are kept in chunks of [`CHUNK`] as they come.
+#[derive(Default)]
 pub struct KeyScan {
-    keys: Vec<Key>,
+    keys: Vec<Vec<Key>>,
     /// A start or end was not an integer: the family is left to the SQL path.
     declined: bool,
 }
 
 impl KeyScan {
-    /// `expected`: how many keys the scan should find (discovery counted them). The keys then
-    /// take one allocation of their final size: a growing vector leaves its smaller predecessors
-    /// behind in the browser's linear memory, which never shrinks (6 MiB at the peak of a 1 GB
-    /// export, docs/PERFORMANCE.md). More keys than expected (a file changed since) still fit.
-    pub fn new(expected: usize) -> KeyScan {
-        KeyScan {
-            keys: Vec::with_capacity(expected),
-            declined: false,
-        }
-    }
-
     /// Adds the scan of the keys to `set`.
     pub fn register<'a>(&'a mut self, set: &mut ScanSet<'a>, spec: &KeySpec) {
         set.add(
@@ -132,7 +169,20 @@ impl KeyScan {
                 return Ok(false);
             }
         };
-        self.keys.push(Key { start, end, rowid });
+        let key = Key { start, end, rowid };
+        match self.keys.last_mut() {
+            Some(chunk) if chunk.len() < CHUNK => chunk.push(key),
+            // The first chunk grows from nothing (a small export has a few keys), the others
+            // are allocated whole.
+            last => {
+                let mut chunk = match last {
+                    None => Vec::new(),
+                    Some(_) => Vec::with_capacity(CHUNK),
+                };
+                chunk.push(key);
+                self.keys.push(chunk);
+            }
+        }
         Ok(true)
     }
 
@@ -148,9 +198,9 @@ pub struct KeyedRows<'c> {
     /// `SELECT rowid, <columns> … WHERE rowid BETWEEN ?1 AND ?2`, prepared once.
     fetch: Statement<'c>,
     columns: Rc<[String]>,
-    keys: Vec<Key>,
-    /// Index of the next key to hand out.
-    next: usize,
+    keys: KeyOrder,
+    /// The next keys to hand out (up to [`WINDOW`]), taken from `keys`.
+    ahead: VecDeque<Key>,
     /// Rows fetched ahead of their turn (at most [`WINDOW`]), by rowid.
     fetched: FastMap<i64, BufferedRow>,
     /// Rows already decoded, reused.
@@ -165,14 +215,12 @@ impl<'c> KeyedRows<'c> {
         spec: &KeySpec,
         keys: Keys,
     ) -> rusqlite::Result<KeyedRows<'c>> {
-        let mut keys = keys.0;
-        keys.sort_unstable();
         Ok(KeyedRows {
             what,
             fetch: conn.prepare(&spec.fetch_sql)?,
             columns: spec.columns.iter().cloned().collect(),
-            keys,
-            next: 0,
+            keys: KeyOrder::new(keys.0),
+            ahead: VecDeque::with_capacity(WINDOW),
             fetched: FastMap::default(),
             spare: Vec::new(),
         })
@@ -180,13 +228,19 @@ impl<'c> KeyedRows<'c> {
 
     /// The next row in the SQL path's order.
     pub fn next_row(&mut self, file: &str) -> Result<Option<BufferedRow>> {
-        let Some(&key) = self.keys.get(self.next) else {
+        while self.ahead.len() < WINDOW {
+            match self.keys.next() {
+                Some(key) => self.ahead.push_back(key),
+                None => break,
+            }
+        }
+        let Some(&key) = self.ahead.front() else {
             return Ok(None);
         };
         if !self.fetched.contains_key(&key.rowid) {
             self.fetch_around(file)?;
         }
-        self.next += 1;
+        self.ahead.pop_front();
         let changed = || Error::BadData {
             file: file.to_owned(),
             why: format!(
@@ -207,11 +261,9 @@ impl<'c> KeyedRows<'c> {
     fn fetch_around(&mut self, file: &str) -> Result<()> {
         let what = self.what;
         let read = |e| Error::read(file, what, e);
-        let first = self.keys[self.next].rowid;
+        let first = self.ahead[0].rowid;
         let room = WINDOW.saturating_sub(self.fetched.len()).max(1);
-        let ahead = &self.keys[self.next..(self.next + room).min(self.keys.len())];
-        let wanted: FastSet<i64> = ahead
-            .iter()
+        let wanted: FastSet<i64> = (self.ahead.iter().take(room))
             .map(|k| k.rowid)
             .filter(|r| !self.fetched.contains_key(r))
             .collect();
@@ -255,7 +307,7 @@ impl<'c> KeyedRows<'c> {
 
 #[cfg(test)]
 mod tests {
-    use super::Key;
+    use super::{Key, KeyOrder};
 
     fn key(start: i64, end: Option<i64>, rowid: i64) -> Key {
         Key {
@@ -281,5 +333,33 @@ mod tests {
         // start 5 first; then at 10 the unterminated ones (end 5 above NULL, as DESC puts NULL
         // last), then the longer range first, equal ends by rowid.
         assert_eq!(order, [5, 4, 3, 0, 2, 1]);
+    }
+
+    #[test]
+    fn chunks_merged_give_the_order_of_one_sort() {
+        // Ranges as nsys writes them (an outer one after those nested in it), with equal
+        // starts, NULL and short ends, cut into chunks of uneven length.
+        let mut all = Vec::new();
+        let mut x: u64 = 7;
+        for rowid in 1..=5000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let start = (rowid / 3 + (x >> 60) as i64) * 10;
+            let end = match x >> 58 & 7 {
+                0 => None,
+                1 => Some(start - 1),
+                d => Some(start + d as i64 * 5),
+            };
+            all.push(key(start, end, rowid));
+        }
+        let chunks: Vec<Vec<Key>> = [0, 1, 700, 2048, 2049, 4999, 5000]
+            .windows(2)
+            .map(|w| all[w[0]..w[1]].to_vec())
+            .collect();
+        let mut order = KeyOrder::new(chunks);
+        let merged: Vec<Key> = std::iter::from_fn(|| order.next()).collect();
+        all.sort();
+        assert!(merged == all, "the merge differs from one sort");
     }
 }

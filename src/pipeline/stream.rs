@@ -5,13 +5,13 @@ use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
-use super::surveys::{survey_all, Job, Outcome};
+use super::surveys::{survey_all, Job};
 use super::{record_family_name, Plan};
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
 use crate::nsys::cursor::{Cursor, CursorKind, OwnedRows, Partitioned, Query, RowSource, SourceCx};
-use crate::nsys::discover::Discovery;
-use crate::nsys::keyed::KeyedRows;
+use crate::nsys::discover::{Discovery, Keyed, ReaderScans};
+use crate::nsys::keyed::{KeySpec, KeyedRows};
 use crate::nsys::links::{CallTap, FedLinks, LinkJoin, Operations};
 use crate::nsys::partitioned::{OrderedRows, PartitionedRows, Spec, Survey};
 #[cfg(not(target_family = "wasm"))]
@@ -33,50 +33,95 @@ pub(super) enum Step<'a> {
     Record(Record, &'a Names),
 }
 
-/// The surveys discovery made (see [`early_specs`]), for the readers to take.
-pub(crate) struct EarlySurveys(Vec<(Spec, Option<rusqlite::Result<Option<Survey>>>)>);
+/// The surveys and sort keys discovery made (see [`early_scans`]), for the readers to take.
+pub(crate) struct EarlySurveys {
+    surveys: Vec<(Spec, Option<rusqlite::Result<Option<Survey>>>)>,
+    keys: Option<(KeySpec, Keyed)>,
+}
 
 impl EarlySurveys {
-    pub(crate) fn new(specs: Vec<Spec>, surveyed: Vec<rusqlite::Result<Option<Survey>>>) -> Self {
-        EarlySurveys(
-            specs
+    pub(crate) fn new(
+        scans: EarlyScans,
+        surveyed: Vec<rusqlite::Result<Option<Survey>>>,
+        keyed: Keyed,
+    ) -> Self {
+        EarlySurveys {
+            surveys: scans
+                .specs
                 .into_iter()
                 .zip(surveyed.into_iter().map(Some))
                 .collect(),
-        )
+            keys: scans.keys.map(|spec| (spec, keyed)),
+        }
     }
 
     /// The survey of `spec`, if discovery made it (each is taken once).
     fn take(&mut self, spec: &Spec) -> Option<rusqlite::Result<Option<Survey>>> {
-        self.0
+        self.surveys
             .iter_mut()
             .find(|(s, outcome)| outcome.is_some() && s == spec)
             .and_then(|(_, outcome)| outcome.take())
     }
+
+    /// The keys of `spec`, if discovery collected them (taken once).
+    fn take_keys(&mut self, spec: &KeySpec) -> Keyed {
+        match &mut self.keys {
+            Some((s, keyed)) if s == spec => keyed.take(),
+            _ => None,
+        }
+    }
 }
 
-/// The sort-free readers' specs whose surveys discovery can make in its own passes over the
-/// tables (nsys/scanset.rs): those that depend on nothing discovery finds but the families
-/// present. They are built as [`read_records`] builds them, so that it finds them equal; one
-/// that is not (the host calls when nsys 2022's NVTX MPI ranges join them) is surveyed then.
-pub(super) fn early_specs(ex: &Export, families: &BTreeSet<Family>, src: usize) -> Vec<Spec> {
+/// What the sort-free readers scan that discovery can scan in its own passes over the tables
+/// (nsys/scanset.rs): the partitioned readers' specs and the NVTX reader's sort keys that depend
+/// on nothing discovery finds but the families present.
+pub(crate) struct EarlyScans {
+    pub specs: Vec<Spec>,
+    pub keys: Option<KeySpec>,
+}
+
+impl EarlyScans {
+    /// Nothing to scan early (the SQL path reads every family).
+    pub(crate) const NONE: EarlyScans = EarlyScans {
+        specs: Vec::new(),
+        keys: None,
+    };
+
+    pub(crate) fn as_reader_scans(&self) -> ReaderScans<'_> {
+        ReaderScans {
+            specs: &self.specs,
+            keys: self.keys.as_ref(),
+        }
+    }
+}
+
+/// The scans discovery can make for the readers ([`EarlyScans`]). They are built as
+/// [`read_records`] builds them, so that it finds them equal; one that is not (the host calls
+/// when nsys 2022's NVTX MPI ranges join them) is surveyed then.
+pub(super) fn early_scans(ex: &Export, families: &BTreeSet<Family>, src: usize) -> EarlyScans {
     let nothing_found = Discovery::default();
     let queries = gpu::query(&ex.schema, families, src)
         .into_iter()
         .chain(host::query(&ex.schema, &nothing_found, families, src))
         .chain(links::query(&ex.schema, families, src))
-        .chain(families.contains(&Family::Sched).then(|| sched::query(src)));
-    let mut specs = Vec::new();
+        .chain(families.contains(&Family::Sched).then(|| sched::query(src)))
+        .chain(
+            families
+                .contains(&Family::Nvtx)
+                .then(|| nvtx::query(&ex.schema, src)),
+        );
+    let mut early = EarlyScans::NONE;
     for q in queries {
         match q.partitioned {
-            Some(Partitioned::Rows(spec)) => specs.push(spec),
+            Some(Partitioned::Rows(spec)) => early.specs.push(spec),
             // The calls' own survey only where the host calls' reader cannot feed the join
             // (Reader::open asks for it then): most often it can.
-            Some(Partitioned::Links { gpu, .. }) => specs.push(gpu),
-            _ => {}
+            Some(Partitioned::Links { gpu, .. }) => early.specs.push(gpu),
+            Some(Partitioned::Keys(keys)) => early.keys = Some(keys),
+            None => {}
         }
     }
-    specs
+    early
 }
 
 /// What reading found besides the records.
@@ -292,6 +337,8 @@ impl<'c> Reader<'c> {
         let mut jobs: Vec<Job> = Vec::new();
         let mut surveyed: std::collections::VecDeque<Option<rusqlite::Result<Option<Survey>>>> =
             std::collections::VecDeque::new();
+        // Per keyed reader, in query order: the keys discovery collected.
+        let mut early_keys: std::collections::VecDeque<Keyed> = std::collections::VecDeque::new();
         if opts.read_order == ReadOrder::Auto {
             // Per input: whether discovery's survey of its host calls can feed the link join
             // (then the join's own survey of the calls is not needed).
@@ -309,7 +356,7 @@ impl<'c> Reader<'c> {
                     match early {
                         Some(early) => surveyed.push_back(Some(early)),
                         None if needed => {
-                            jobs.push(Job::Runs { source, spec });
+                            jobs.push(Job { source, spec });
                             surveyed.push_back(None);
                         }
                         None => surveyed.push_back(Some(Ok(None))),
@@ -328,13 +375,11 @@ impl<'c> Reader<'c> {
                         runs(gpu, true);
                     }
                     Some(Partitioned::Keys(spec)) => {
-                        let counted = plan.discoveries[source].nvtx_rows;
-                        let expected = usize::try_from(counted).unwrap_or(0);
-                        jobs.push(Job::Keys {
-                            source,
-                            spec,
-                            expected,
-                        });
+                        let early = plan.surveys[source]
+                            .lock()
+                            .expect("only this thread takes surveys")
+                            .take_keys(spec);
+                        early_keys.push_back(early);
                     }
                     None => {}
                 }
@@ -360,10 +405,10 @@ impl<'c> Reader<'c> {
             let read = |e| Error::read(&ex.label, q.what, e);
             let mut runs = || match surveyed.pop_front() {
                 Some(Some(early)) => early.map_err(read),
-                _ => match outcomes.next() {
-                    Some(Outcome::Runs(r)) => r.map_err(read),
-                    _ => unreachable!("a survey per partitioned job, in order"),
-                },
+                _ => outcomes
+                    .next()
+                    .expect("a survey per partitioned job, in order")
+                    .map_err(read),
             };
             fast.push(match (&q.partitioned, opts.read_order) {
                 (Some(Partitioned::Rows(spec)), ReadOrder::Auto) => runs()?.map(|s| {
@@ -373,15 +418,16 @@ impl<'c> Reader<'c> {
                         RowSource::Ordered(places.anywhere(ex, q.source, spec, s))
                     }
                 }),
-                (Some(Partitioned::Keys(spec)), ReadOrder::Auto) => match outcomes.next() {
-                    Some(Outcome::Keys(keys)) => match keys.map_err(read)? {
-                        Some(keys) => Some(RowSource::Keyed(Box::new(
+                // Discovery collected the keys in its pass over the table (without them, the
+                // SQL path reads the family: same rows, same order).
+                (Some(Partitioned::Keys(spec)), ReadOrder::Auto) => {
+                    match early_keys.pop_front().flatten().transpose().map_err(read)? {
+                        Some(Some(keys)) => Some(RowSource::Keyed(Box::new(
                             KeyedRows::from_keys(&ex.conn, q.what, spec, keys).map_err(read)?,
                         ))),
-                        None => None,
-                    },
-                    _ => unreachable!("keys per keyed job, in order"),
-                },
+                        _ => None,
+                    }
+                }
                 (Some(Partitioned::Links { api, gpu }), ReadOrder::Auto) => {
                     let (calls, ops) = (runs()?, runs()?);
                     let pager = places.pagers[q.source].clone();

@@ -1,42 +1,25 @@
-//! What the sort-free readers scan before the first record: the surveys of the partitioned
-//! readers (nsys/partitioned.rs) and the sort keys of the keyed reader (nsys/keyed.rs). Each is
-//! a full scan of its tables, independent of the others: natively they run on several threads at
-//! once, each thread with its own connections to the input files; otherwise side by side on the
-//! inputs' own connections, so that through the browser's block cache they read each file about
-//! once between them (nsys/interleave.rs). The outcomes are the same either way.
+//! What the sort-free readers scan before the first record that discovery did not (most are made
+//! in its passes: pipeline/stream.rs, `early_scans`): the surveys of the partitioned readers
+//! (nsys/partitioned.rs) whose specs depend on what discovery found. Each is a full scan of its
+//! tables, independent of the others: natively they run on several threads at once, each thread
+//! with its own connections to the input files; otherwise side by side on the inputs' own
+//! connections, so that through the browser's block cache they read each file about once between
+//! them (nsys/interleave.rs). The outcomes are the same either way.
 
 use rusqlite::Connection;
 
-use crate::nsys::keyed::{KeyScan, KeySpec, Keys};
 use crate::nsys::partitioned::{Spec, Survey, SurveyScans};
 use crate::nsys::scanset::ScanSet;
 use crate::nsys::Export;
 
-/// One scan job, over the tables of input `source`.
-pub(super) enum Job<'q> {
-    /// The runs of a partitioned reader.
-    Runs { source: usize, spec: &'q Spec },
-    /// The keys of a keyed reader, of which discovery counted `expected`.
-    Keys {
-        source: usize,
-        spec: &'q KeySpec,
-        expected: usize,
-    },
-}
-
-impl Job<'_> {
-    fn source(&self) -> usize {
-        match self {
-            Job::Runs { source, .. } | Job::Keys { source, .. } => *source,
-        }
-    }
+/// One scan job: the runs of a partitioned reader over the tables of input `source`.
+pub(super) struct Job<'q> {
+    pub source: usize,
+    pub spec: &'q Spec,
 }
 
 /// What a job found; `None` inside means "use the SQL path".
-pub(super) enum Outcome {
-    Runs(rusqlite::Result<Option<Survey>>),
-    Keys(rusqlite::Result<Option<Keys>>),
-}
+pub(super) type Outcome = rusqlite::Result<Option<Survey>>;
 
 /// Makes every job and returns the outcomes in job order: on up to `threads` threads when more
 /// than one is allowed and every input was opened from a file, else side by side.
@@ -57,26 +40,16 @@ pub(super) fn survey_all(
         }
     }
     let _ = threads;
-    let on_own_connections: Vec<_> = jobs
-        .iter()
-        .map(|j| (&exports[j.source()].conn, j))
-        .collect();
+    let on_own_connections: Vec<_> = jobs.iter().map(|j| (&exports[j.source].conn, j)).collect();
     side_by_side(&on_own_connections, direct)
 }
 
 /// The jobs' scans made together, each job on its connection: one set of scans per connection
 /// (nsys/scanset.rs: a pass per table for all the scans of that table).
 fn side_by_side(jobs: &[(&Connection, &Job)], direct: bool) -> Vec<Outcome> {
-    enum State<'q> {
-        Runs(SurveyScans<'q>),
-        Keys(KeyScan, &'q KeySpec),
-    }
-    let mut states: Vec<State> = jobs
+    let mut states: Vec<SurveyScans> = jobs
         .iter()
-        .map(|(_, job)| match job {
-            Job::Runs { spec, .. } => State::Runs(SurveyScans::new(spec)),
-            Job::Keys { spec, expected, .. } => State::Keys(KeyScan::new(*expected), spec),
-        })
+        .map(|(_, job)| SurveyScans::new(job.spec))
         .collect();
     // The connections in order of first use; each job's scans go to its connection's set.
     let mut sets: Vec<(&Connection, ScanSet)> = Vec::new();
@@ -90,14 +63,7 @@ fn side_by_side(jobs: &[(&Connection, &Job)], direct: bool) -> Vec<Outcome> {
             }
         };
         let set = &mut sets[at].1;
-        let n = match state {
-            State::Runs(survey) => survey.register(set),
-            State::Keys(keys, spec) => {
-                keys.register(set, spec);
-                1
-            }
-        };
-        placed.push((at, n));
+        placed.push((at, state.register(set)));
     }
     let mut ended: Vec<std::vec::IntoIter<rusqlite::Result<()>>> = sets
         .into_iter()
@@ -108,15 +74,7 @@ fn side_by_side(jobs: &[(&Connection, &Job)], direct: bool) -> Vec<Outcome> {
         .zip(placed)
         .map(|(state, (at, n))| {
             let mine: Vec<rusqlite::Result<()>> = ended[at].by_ref().take(n).collect();
-            match state {
-                State::Runs(survey) => Outcome::Runs(survey.finish(mine)),
-                State::Keys(keys, _) => Outcome::Keys(
-                    mine.into_iter()
-                        .next()
-                        .expect("one scan for the keys")
-                        .map(|()| keys.finish()),
-                ),
-            }
+            state.finish(mine)
         })
         .collect()
 }
@@ -143,12 +101,12 @@ fn on_threads(
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(job) = jobs.get(i) else { break };
-                        let conn = match &mut conns[job.source()] {
+                        let conn = match &mut conns[job.source] {
                             Some(c) => c,
-                            slot => match open_read_only(files[job.source()]) {
+                            slot => match open_read_only(files[job.source]) {
                                 Ok(c) => slot.insert(c),
                                 Err(e) => {
-                                    done.push((i, failed(job, e)));
+                                    done.push((i, Err(e)));
                                     continue;
                                 }
                             },
@@ -175,13 +133,4 @@ fn on_threads(
         .into_iter()
         .map(|o| o.expect("every job is taken by a worker"))
         .collect()
-}
-
-/// The outcome of a job that could not start.
-#[cfg(not(target_family = "wasm"))]
-fn failed(job: &Job, e: rusqlite::Error) -> Outcome {
-    match job {
-        Job::Runs { .. } => Outcome::Runs(Err(e)),
-        Job::Keys { .. } => Outcome::Keys(Err(e)),
-    }
 }
