@@ -309,6 +309,9 @@ impl CallSide {
 pub struct Operations<'c> {
     /// Per process (globalPid >> 24).
     by_process: BTreeMap<i64, ProcessOps<'c>>,
+    /// The operations of the call being joined (kept: most calls have one or none, and a
+    /// vector of their own was an allocation per launch).
+    matched: Vec<Op>,
 }
 
 /// Makes the reader of one process's operations from `gpu`'s spec and that process's runs.
@@ -333,7 +336,10 @@ impl<'c> Operations<'c> {
                 })
             })
             .collect();
-        Operations { by_process }
+        Operations {
+            by_process,
+            matched: Vec::new(),
+        }
     }
 
     /// Appends the links of `call` (its operations in order) to `out`. Calls come in the
@@ -343,7 +349,11 @@ impl<'c> Operations<'c> {
             return Ok(());
         };
         let (corr, floor) = (call.corr, call.floor);
-        let mut matched = p.waiting.remove(&corr).unwrap_or_default();
+        let matched = &mut self.matched;
+        matched.clear();
+        if !p.waiting.is_empty() {
+            matched.extend(p.waiting.remove(&corr).unwrap_or_default());
+        }
         while let Some(op) = p.next_op(cx)? {
             if op.corr > corr {
                 p.ahead = Some(op);
@@ -357,12 +367,14 @@ impl<'c> Operations<'c> {
             // else: no call of this process has that id any more: an operation without call.
         }
         // Waiting operations below the floor will never find their call.
-        p.waiting = match floor {
-            Some(f) => p.waiting.split_off(&f),
-            None => BTreeMap::new(),
-        };
+        if !p.waiting.is_empty() {
+            p.waiting = match floor {
+                Some(f) => p.waiting.split_off(&f),
+                None => BTreeMap::new(),
+            };
+        }
         matched.sort_by_key(|o| (o.start, o.fam, o.tbl, o.rid));
-        for op in matched {
+        for op in matched.drain(..) {
             if let Some(r) = link(
                 cx,
                 call.start,
