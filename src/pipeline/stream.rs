@@ -81,7 +81,8 @@ pub(crate) struct EarlyScans {
 }
 
 impl EarlyScans {
-    /// Nothing to scan early (the SQL path reads every family).
+    /// Nothing to scan early: a plan for no reading (`prvsight info`), or every family read
+    /// through SQL's sort.
     pub(crate) const NONE: EarlyScans = EarlyScans {
         specs: Vec::new(),
         keys: None,
