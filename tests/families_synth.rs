@@ -136,6 +136,50 @@ fn nccl_collectives_are_typed_from_kernel_names_and_payloads() {
 }
 
 #[test]
+fn nvtx_payloads_given_by_string_id_convert_like_inline_ones() {
+    use prvsight::options::{ReadOrder, ReadPages};
+    // nsys writes a payload inline (jsonText) or as a string id (jsonTextId): the same
+    // collectives, their payloads moved to the strings table, give the same trace, by the keyed
+    // reader (pages read directly or through SQLite) and by SQL's sort.
+    let inline = synth("ddp4");
+    let by_id = inline.with_extension("by-id.sqlite");
+    std::fs::copy(&inline, &by_id).unwrap();
+    let conn = rusqlite::Connection::open(&by_id).unwrap();
+    let moved = conn
+        .execute_batch(
+            "INSERT INTO StringIds (id, value) \
+               SELECT 1000000 + rowid, jsonText FROM NVTX_EVENTS WHERE jsonText IS NOT NULL;
+             UPDATE NVTX_EVENTS SET jsonTextId = 1000000 + rowid, jsonText = NULL \
+               WHERE jsonText IS NOT NULL;",
+        )
+        .map(|()| conn.changes());
+    assert!(moved.unwrap() > 0, "the scenario has payloads to move");
+    drop(conn);
+    let expected = convert(std::slice::from_ref(&inline), &Options::default()).unwrap();
+    assert!(
+        expected.prv.contains(":9501:"),
+        "message sizes from the payloads"
+    );
+    for opts in [
+        Options::default(),
+        Options {
+            read_pages: ReadPages::Sqlite,
+            ..Options::default()
+        },
+        Options {
+            read_order: ReadOrder::Sql,
+            ..Options::default()
+        },
+    ] {
+        let got = convert(std::slice::from_ref(&by_id), &opts).unwrap();
+        assert!(got.prv == expected.prv, "{opts:?}: the trace differs");
+        assert_eq!(got.pcf, expected.pcf);
+        // Where the order is the readers' to choose, none fell back to SQL's sort.
+        assert_eq!(got.summary.sorted_by_sql, Vec::<String>::new());
+    }
+}
+
+#[test]
 fn gemm_kernels_get_the_tensor_and_sm_activity_sampled_while_they_ran() {
     use prvsight::metrics::{MetricsOptions, MetricsSink};
     let path = synth("gpu_metrics");

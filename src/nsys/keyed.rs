@@ -22,9 +22,11 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Statement};
 
 use super::cursor::{BufferedRow, Fields};
+use super::direct::{Plan, Row as DirectRow};
 use super::scanset::{ScanSet, Sql};
 use super::select::Select;
 use crate::error::{Error, Result};
+use crate::sqlfile::{Pager, Record, TableCursor};
 use crate::{FastMap, FastSet};
 
 /// What a keyed reader reads.
@@ -33,9 +35,10 @@ pub struct KeySpec {
     /// `SELECT start, end, rowid FROM … WHERE …`: every row to read, no order (run by the
     /// direct reader of the file format where it compiles for it, else by SQLite).
     pub keys: Select,
-    /// `SELECT rowid, <columns> FROM … WHERE rowid BETWEEN ?1 AND ?2`, `start` first of the
-    /// columns.
-    pub fetch_sql: String,
+    /// `SELECT rowid, <columns> FROM …` (plain: no condition), `start` first of the columns:
+    /// the rows of a rowid range are fetched by it (by the direct reader where it compiles for
+    /// it, else by SQLite with `WHERE rowid BETWEEN ?1 AND ?2`).
+    pub fetch: Select,
     /// The fetched columns' names (for messages).
     pub columns: Vec<String>,
 }
@@ -192,11 +195,24 @@ impl KeyScan {
     }
 }
 
+/// How a keyed reader fetches a rowid range.
+enum Fetch<'c> {
+    /// By the direct reader of the file format (nsys/direct.rs): the plan of
+    /// [`KeySpec::fetch`], a cursor on its table, the record parsed last.
+    Direct {
+        pager: Rc<Pager<'c>>,
+        plan: Plan,
+        cursor: TableCursor,
+        record: Record,
+    },
+    /// By SQLite: [`KeySpec::fetch`] with `WHERE rowid BETWEEN ?1 AND ?2`, prepared once.
+    Sql(Statement<'c>),
+}
+
 /// Rows in key order, fetched by rowid ranges.
 pub struct KeyedRows<'c> {
     what: &'static str,
-    /// `SELECT rowid, <columns> … WHERE rowid BETWEEN ?1 AND ?2`, prepared once.
-    fetch: Statement<'c>,
+    fetch: Fetch<'c>,
     columns: Rc<[String]>,
     keys: KeyOrder,
     /// The next keys to hand out (up to [`WINDOW`]), taken from `keys`.
@@ -208,16 +224,34 @@ pub struct KeyedRows<'c> {
 }
 
 impl<'c> KeyedRows<'c> {
-    /// The reader over keys from a [`KeyScan`] of `spec` on the same file.
+    /// The reader over keys from a [`KeyScan`] of `spec` on the same file; its rows fetched
+    /// through `pager` where given and the fetch compiles for the direct reader.
     pub fn from_keys(
         conn: &'c Connection,
+        pager: Option<Rc<Pager<'c>>>,
         what: &'static str,
         spec: &KeySpec,
         keys: Keys,
     ) -> rusqlite::Result<KeyedRows<'c>> {
+        let plan = match &pager {
+            Some(pager) => Plan::compile(pager, &spec.fetch)?,
+            None => None,
+        };
+        let fetch = match (pager, plan) {
+            (Some(pager), Some(plan)) => Fetch::Direct {
+                cursor: TableCursor::new(plan.table.root),
+                pager,
+                plan,
+                record: Record::default(),
+            },
+            _ => Fetch::Sql(conn.prepare(&format!(
+                "{} WHERE rowid BETWEEN ?1 AND ?2",
+                spec.fetch.sql()
+            ))?),
+        };
         Ok(KeyedRows {
             what,
-            fetch: conn.prepare(&spec.fetch_sql)?,
+            fetch,
             columns: spec.columns.iter().cloned().collect(),
             keys: KeyOrder::new(keys.0),
             ahead: VecDeque::with_capacity(WINDOW),
@@ -276,23 +310,49 @@ impl<'c> KeyedRows<'c> {
         } else {
             (first, first)
         };
-        let mut q = self.fetch.query([lo, hi]).map_err(read)?;
-        while let Some(row) = q.next().map_err(read)? {
-            let ValueRef::Integer(rowid) = row.get_ref(0).map_err(read)? else {
-                continue;
-            };
-            if !wanted.contains(&rowid) || self.fetched.contains_key(&rowid) {
-                continue; // a row of another type, or met twice in a damaged file
+        match &mut self.fetch {
+            Fetch::Direct {
+                pager,
+                plan,
+                cursor,
+                record,
+            } => {
+                let bad = |e: crate::sqlfile::Damaged| e.at(file, what);
+                cursor.seek(pager, lo).map_err(bad)?;
+                while let Some((rowid, payload)) = cursor.next(pager).map_err(bad)? {
+                    if rowid > hi {
+                        break;
+                    }
+                    if !wanted.contains(&rowid) || self.fetched.contains_key(&rowid) {
+                        continue; // a row of another type, or met twice in a damaged file
+                    }
+                    record.parse(payload, plan.upto).map_err(bad)?;
+                    let row = DirectRow {
+                        rowid,
+                        payload,
+                        record,
+                    };
+                    let buffered = self.spare.pop();
+                    let kept = buffer(buffered, &self.columns, |i| Ok(plan.value(&row, i + 1)))
+                        .map_err(read)?;
+                    self.fetched.insert(rowid, kept);
+                }
             }
-            let mut buffered = self
-                .spare
-                .pop()
-                .unwrap_or_else(|| BufferedRow::new(self.columns.clone()));
-            buffered.reset();
-            for i in 0..self.columns.len() {
-                buffered.set(i, row.get_ref(i + 1).map_err(read)?);
+            Fetch::Sql(fetch) => {
+                let mut q = fetch.query([lo, hi]).map_err(read)?;
+                while let Some(row) = q.next().map_err(read)? {
+                    let ValueRef::Integer(rowid) = row.get_ref(0).map_err(read)? else {
+                        continue;
+                    };
+                    if !wanted.contains(&rowid) || self.fetched.contains_key(&rowid) {
+                        continue; // a row of another type, or met twice in a damaged file
+                    }
+                    let buffered = self.spare.pop();
+                    let kept =
+                        buffer(buffered, &self.columns, |i| row.get_ref(i + 1)).map_err(read)?;
+                    self.fetched.insert(rowid, kept);
+                }
             }
-            self.fetched.insert(rowid, buffered);
         }
         Ok(())
     }
@@ -303,6 +363,21 @@ impl<'c> KeyedRows<'c> {
             self.spare.push(row);
         }
     }
+}
+
+/// A fetched row's values (column `i` of the decoder's is `value(i)`), in a row given back
+/// before where there is one, so that fetches allocate nothing once under way.
+fn buffer<'v>(
+    spare: Option<BufferedRow>,
+    columns: &Rc<[String]>,
+    mut value: impl FnMut(usize) -> rusqlite::Result<ValueRef<'v>>,
+) -> rusqlite::Result<BufferedRow> {
+    let mut row = spare.unwrap_or_else(|| BufferedRow::new(columns.clone()));
+    row.reset();
+    for i in 0..columns.len() {
+        row.set(i, value(i)?);
+    }
+    Ok(row)
 }
 
 #[cfg(test)]

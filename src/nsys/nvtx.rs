@@ -8,6 +8,7 @@ use super::select::{Cond, Select, Val};
 use super::Schema;
 use crate::error::Result;
 use crate::model::{Names, NvtxMark, NvtxRange, NvtxRangeKind, Record};
+use rusqlite::types::ValueRef;
 
 /// eventType of push/pop ranges (NvtxPushPopRange, and the Nvtxt variant).
 pub const NVTX_PUSH_POP_TYPES: [i64; 2] = [59, 70];
@@ -21,25 +22,6 @@ pub const NVTX_MARK: i64 = 34;
 pub const NVTX_CATEGORY: i64 = 33;
 
 const T: &str = "NVTX_EVENTS";
-
-/// The extended payload as JSON text (`--include-json`), inline or as a string id.
-fn json_text(schema: &Schema) -> String {
-    match (
-        schema.has_column(T, "jsonText"),
-        schema.has_column(T, "jsonTextId"),
-    ) {
-        (true, true) => format!(
-            "COALESCE(jsonText, (SELECT value FROM {} WHERE id = jsonTextId))",
-            schema.strings_table
-        ),
-        (true, false) => "jsonText".to_owned(),
-        (false, true) => format!(
-            "(SELECT value FROM {} WHERE id = jsonTextId)",
-            schema.strings_table
-        ),
-        (false, false) => "NULL".to_owned(),
-    }
-}
 
 /// The rows the NVTX reader reads, both ways (keyed or SQL-sorted): ranges and marks with a
 /// start and a thread. Discovery groups the same rows (their threads, domains and span).
@@ -58,26 +40,27 @@ pub fn read_rows() -> Select {
 }
 
 pub fn query(schema: &Schema, source: usize) -> Query {
-    let c = |col: &str| schema.col_or_null(T, col);
-    // The decoder's columns, in its order: (name for messages, expression read).
-    let fields: [(&str, String); 11] = [
-        ("start", "start".into()),
-        ("end", "end".into()),
-        ("eventType", "eventType".into()),
-        ("globalTid", "globalTid".into()),
+    let c = |col: &str| Val::col_or_null(schema, T, col);
+    // The decoder's columns, in its order. The extended payload (`--include-json`) is inline
+    // text or a string id, both read: the decoder looks the id up, so that the rows' fetch is a
+    // plain read of the table (the direct reader's) rather than a subquery per row.
+    let fields: [(&str, Val); 12] = [
+        ("start", Val::col("start")),
+        ("end", Val::col("end")),
+        ("eventType", Val::col("eventType")),
+        ("globalTid", Val::col("globalTid")),
         ("endGlobalTid", c("endGlobalTid")),
-        ("text", "text".into()),
+        ("text", Val::col("text")),
         ("textId", c("textId")),
         ("domainId", c("domainId")),
         ("category", c("category")),
         ("color", c("color")),
-        ("json", json_text(schema)),
+        ("jsonText", c("jsonText")),
+        ("jsonTextId", c("jsonTextId")),
     ];
     let columns = fields
         .iter()
-        .map(|(_, e)| e.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
+        .fold(Select::new(T), |q, (name, v)| q.output(name, v.clone()));
     let keys = read_rows()
         .output("start", Val::col("start"))
         .output("end", Val::col("end"))
@@ -90,12 +73,16 @@ pub fn query(schema: &Schema, source: usize) -> Query {
         .join(" AND ");
     // Both readers give this order (keyed.rs reproduces it from narrow keys).
     let sql = format!(
-        "SELECT {columns} FROM {T} WHERE {filter} \
-         ORDER BY start, (end IS NULL OR end < start) DESC, end DESC, rowid"
+        "{} WHERE {filter} ORDER BY start, (end IS NULL OR end < start) DESC, end DESC, rowid",
+        columns.sql()
+    );
+    let fetch = fields.iter().fold(
+        Select::new(T).output("rowid", Val::Rowid),
+        |q, (name, v)| q.output(name, v.clone()),
     );
     let keys = KeySpec {
         keys,
-        fetch_sql: format!("SELECT rowid, {columns} FROM {T} WHERE rowid BETWEEN ?1 AND ?2"),
+        fetch,
         columns: fields.iter().map(|(name, _)| (*name).to_owned()).collect(),
     };
     Query {
@@ -172,7 +159,15 @@ pub fn decode<R: Fields + ?Sized>(
         _ => None,
     };
     let color = int(row, 9, cx, T)?.map(|c| c as u32);
-    let payload_json = text(row, 10, cx, T)?;
+    // COALESCE(jsonText, the string of jsonTextId), as SQL reads it: an id that is not an
+    // integer, or not in the strings table, gives none.
+    let payload_json = match row.value(10) {
+        Ok(ValueRef::Null) => match row.value(11) {
+            Ok(ValueRef::Integer(id)) => cx.strings.text(id)?,
+            _ => None,
+        },
+        _ => text(row, 10, cx, T)?,
+    };
     Ok(Some(Record::Nvtx(NvtxRange {
         thread,
         end_thread,

@@ -424,7 +424,14 @@ impl<'c> Reader<'c> {
                 (Some(Partitioned::Keys(spec)), ReadOrder::Auto) => {
                     match early_keys.pop_front().flatten().transpose().map_err(read)? {
                         Some(Some(keys)) => Some(RowSource::Keyed(Box::new(
-                            KeyedRows::from_keys(&ex.conn, q.what, spec, keys).map_err(read)?,
+                            KeyedRows::from_keys(
+                                &ex.conn,
+                                places.pagers[q.source].clone(),
+                                q.what,
+                                spec,
+                                keys,
+                            )
+                            .map_err(read)?,
                         ))),
                         _ => None,
                     }
