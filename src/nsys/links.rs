@@ -351,9 +351,7 @@ impl<'c> Operations<'c> {
         let (corr, floor) = (call.corr, call.floor);
         let matched = &mut self.matched;
         matched.clear();
-        if !p.waiting.is_empty() {
-            matched.extend(p.waiting.remove(&corr).unwrap_or_default());
-        }
+        matched.extend(p.waiting.remove(&corr).into_iter().flatten());
         while let Some(op) = p.next_op(cx)? {
             if op.corr > corr {
                 p.ahead = Some(op);

@@ -58,9 +58,8 @@ pub fn query(schema: &Schema, source: usize) -> Query {
         ("jsonText", c("jsonText")),
         ("jsonTextId", c("jsonTextId")),
     ];
-    let columns = fields
-        .iter()
-        .fold(Select::new(T), |q, (name, v)| q.output(name, v.clone()));
+    let with_fields = |q: Select| (fields.iter()).fold(q, |q, (name, v)| q.output(name, v.clone()));
+    let columns = with_fields(Select::new(T));
     let keys = read_rows()
         .output("start", Val::col("start"))
         .output("end", Val::col("end"))
@@ -76,10 +75,7 @@ pub fn query(schema: &Schema, source: usize) -> Query {
         "{} WHERE {filter} ORDER BY start, (end IS NULL OR end < start) DESC, end DESC, rowid",
         columns.sql()
     );
-    let fetch = fields.iter().fold(
-        Select::new(T).output("rowid", Val::Rowid),
-        |q, (name, v)| q.output(name, v.clone()),
-    );
+    let fetch = with_fields(Select::new(T).output("rowid", Val::Rowid));
     let keys = KeySpec {
         keys,
         fetch,

@@ -338,8 +338,6 @@ impl<'c> Reader<'c> {
         let mut jobs: Vec<Job> = Vec::new();
         let mut surveyed: std::collections::VecDeque<Option<rusqlite::Result<Option<Survey>>>> =
             std::collections::VecDeque::new();
-        // Per keyed reader, in query order: the keys discovery collected.
-        let mut early_keys: std::collections::VecDeque<Keyed> = std::collections::VecDeque::new();
         if opts.read_order == ReadOrder::Auto {
             // Per input: whether discovery's survey of its host calls can feed the link join
             // (then the join's own survey of the calls is not needed).
@@ -375,14 +373,8 @@ impl<'c> Reader<'c> {
                         runs(api, !host_feeds[source]);
                         runs(gpu, true);
                     }
-                    Some(Partitioned::Keys(spec)) => {
-                        let early = plan.surveys[source]
-                            .lock()
-                            .expect("only this thread takes surveys")
-                            .take_keys(spec);
-                        early_keys.push_back(early);
-                    }
-                    None => {}
+                    // Discovery collected the keys: no job.
+                    Some(Partitioned::Keys(_)) | None => {}
                 }
             }
         }
@@ -422,7 +414,11 @@ impl<'c> Reader<'c> {
                 // Discovery collected the keys in its pass over the table (without them, the
                 // SQL path reads the family: same rows, same order).
                 (Some(Partitioned::Keys(spec)), ReadOrder::Auto) => {
-                    match early_keys.pop_front().flatten().transpose().map_err(read)? {
+                    let early = plan.surveys[q.source]
+                        .lock()
+                        .expect("only this thread takes surveys")
+                        .take_keys(spec);
+                    match early.transpose().map_err(read)? {
                         Some(Some(keys)) => Some(RowSource::Keyed(Box::new(
                             KeyedRows::from_keys(
                                 &ex.conn,
