@@ -597,6 +597,11 @@ pub fn run_planned(
     sinks: &mut [&mut dyn Sink],
     progress: &mut ProgressFn,
 ) -> Result<Summary> {
+    // Natively, the reading thread's connections open while discovery runs.
+    #[cfg(not(target_family = "wasm"))]
+    let reopening = threaded::Reopening::start(exports, opts);
+    #[cfg(target_family = "wasm")]
+    let reopening: Option<Reopening> = None;
     let (plan, cut) = plan_and_cut(exports, opts, planned)?;
     for s in sinks.iter_mut() {
         s.set_output_cut(&cut);
@@ -608,7 +613,7 @@ pub fn run_planned(
         estimate: plan.discoveries.iter().map(|d| d.record_estimate).sum(),
         done: 0,
     };
-    let (read, names, read_ahead) = read_into(exports, opts, &plan, &mut delivery)?;
+    let (read, names, read_ahead) = read_into(exports, opts, &plan, &mut delivery, reopening)?;
     delivery.finish(&names)?;
     Ok(Summary::of(plan.trace, read, read_ahead))
 }
@@ -755,24 +760,34 @@ impl SplitWriter {
     }
 }
 
-/// Reads every input into `delivery`: on a second thread where possible (see threaded.rs), else
-/// on this one. Also says which it was.
+/// The inputs opened again for a reading thread (threaded.rs); none in the browser, whose
+/// workers read on one thread each.
+#[cfg(not(target_family = "wasm"))]
+type Reopening = threaded::Reopening;
+#[cfg(target_family = "wasm")]
+type Reopening = std::convert::Infallible;
+
+/// Reads every input into `delivery`: on a second thread where the inputs are being opened again
+/// for it (`reopening`: see threaded.rs), else on this one. Also says which it was.
 fn read_into(
     exports: &[Export],
     opts: &Options,
     plan: &Plan,
     delivery: &mut Delivery,
+    reopening: Option<Reopening>,
 ) -> Result<(stream::ReadSummary, Names, bool)> {
     #[cfg(not(target_family = "wasm"))]
-    if let Some(files) = threaded::reopenable(exports, opts) {
+    if let Some(reopening) = reopening {
         // The reading thread has connections of its own: these ones' page caches, filled by
         // discovery, would only add to them (8 MiB per input: it counts with many ranks).
         for ex in exports {
             let _ = ex.conn.execute_batch("PRAGMA shrink_memory;");
         }
-        let (read, names) = threaded::read(&files, opts, plan, delivery)?;
+        let (read, names) = threaded::read(reopening, opts, plan, delivery)?;
         return Ok((read, names, true));
     }
+    #[cfg(target_family = "wasm")]
+    let _ = reopening;
     let mut names = Names::new();
     let read = stream::read_records(
         exports,

@@ -33,9 +33,59 @@ enum Message {
     Records(Vec<String>, Vec<Record>),
 }
 
+/// The reading thread's connections, opened on a thread of their own from before discovery on:
+/// opening an export reads its schema (~0.8 ms), which the reading thread otherwise did after
+/// discovery and before its first record, while the other core waited (at 10 MB the conversion
+/// takes ~60 ms; docs/PERFORMANCE.md item 31). Dropped unused (the plan failed), it waits for
+/// the opening thread and closes what it opened.
+pub(super) struct Reopening {
+    opening: Option<std::thread::JoinHandle<Result<Vec<Export>>>>,
+}
+
+impl Reopening {
+    /// Starts opening the inputs again, where the pass can read on a second thread
+    /// ([`reopenable`]); `None` where it cannot (or no thread starts: the pass then reads on
+    /// this one).
+    pub(super) fn start(exports: &[Export], opts: &Options) -> Option<Reopening> {
+        let files = reopenable(exports, opts)?;
+        let opening = std::thread::Builder::new()
+            .name("prvsight-reopen".into())
+            .spawn(move || {
+                (files.iter())
+                    .map(|f| {
+                        let mut ex = Export::open_path(&f.path)?;
+                        ex.label.clone_from(&f.label);
+                        Ok(ex)
+                    })
+                    .collect()
+            })
+            .ok()?;
+        Some(Reopening {
+            opening: Some(opening),
+        })
+    }
+
+    /// The inputs opened again (waits for them).
+    fn exports(mut self) -> Result<Vec<Export>> {
+        match self.opening.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(opened)) => opened,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => unreachable!("taken once, here"),
+        }
+    }
+}
+
+impl Drop for Reopening {
+    fn drop(&mut self) {
+        if let Some(opening) = self.opening.take() {
+            let _ = opening.join();
+        }
+    }
+}
+
 /// The inputs, when the pass can read on a second thread: more than one core, every input opened
 /// from a file (a second connection to it is then cheap), and not turned off.
-pub(super) fn reopenable(exports: &[Export], opts: &Options) -> Option<Vec<Reopen>> {
+fn reopenable(exports: &[Export], opts: &Options) -> Option<Vec<Reopen>> {
     if !opts.second_thread_allowed() {
         return None;
     }
@@ -50,10 +100,11 @@ pub(super) fn reopenable(exports: &[Export], opts: &Options) -> Option<Vec<Reope
         .collect()
 }
 
-/// Runs the reading side on a second thread and delivers its records here, in its order.
-/// Returns what reading found and the names, as the one-thread pass does.
+/// Runs the reading side on a second thread (over the inputs `reopening` opens) and delivers its
+/// records here, in its order. Returns what reading found and the names, as the one-thread
+/// pass does.
 pub(super) fn read(
-    files: &[Reopen],
+    reopening: Reopening,
     opts: &Options,
     plan: &Plan,
     delivery: &mut Delivery,
@@ -62,14 +113,7 @@ pub(super) fn read(
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Message>(IN_FLIGHT);
         let reader = scope.spawn(move || -> Result<ReadSummary> {
-            let exports = files
-                .iter()
-                .map(|f| {
-                    let mut ex = Export::open_path(&f.path)?;
-                    ex.label.clone_from(&f.label);
-                    Ok(ex)
-                })
-                .collect::<Result<Vec<Export>>>()?;
+            let exports = reopening.exports()?;
             let mut names = Names::new();
             // Names are sent with the message that first needs them.
             let sent_names = std::cell::Cell::new(0usize);
