@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Before against after: builds of prvsight compared on one input in alternated runs. This
+# project's VMs drift by ±10 % within minutes, so the runs of one build are never timed apart
+# from the other's: each round runs every build once, in turn. Each run converts into new files
+# (the outputs of the run before removed first), after the input is read into the page cache.
+# Prints per build the median and fastest wall time, the median CPU time (user + system of the
+# process and its threads) and the median count of minor page faults (memory touched for the
+# first time): docs/PERFORMANCE.md gives these as "alternated, medians of N".
+#
+#   scripts/bench/ab.sh [-n ROUNDS] INPUT.sqlite BIN [BIN ...] [-- ARGS ...]
+#
+# ROUNDS defaults to 11. ARGS go to every `BIN convert INPUT -o OUT -q` (e.g. `-- -t nvtx` or
+# `-- --read-ahead off`). To compare a build with a later one, copy it aside first:
+#   cp target/release/prvsight /tmp/before && (edit, cargo build --release) &&
+#   scripts/bench/ab.sh /tmp/prvsight-bench/in/inflated_10mb.sqlite /tmp/before target/release/prvsight
+set -euo pipefail
+ROUNDS=11
+if [ "${1:-}" = "-n" ]; then ROUNDS=$2; shift 2; fi
+[ $# -ge 2 ] || { sed -n '2,16p' "$0" >&2; exit 2; }
+IN=$1; shift
+BINS=(); while [ $# -gt 0 ] && [ "$1" != "--" ]; do BINS+=("$1"); shift; done
+[ "${1:-}" = "--" ] && shift
+ARGS=("$@")
+[ -x /usr/bin/time ] || { echo "ab.sh needs GNU time (/usr/bin/time: apt-get install time)" >&2; exit 2; }
+for b in "${BINS[@]}"; do [ -x "$b" ] || { echo "not an executable: $b" >&2; exit 2; }; done
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+
+# The CPU seconds (user + system) of this shell's children so far, from `times` written to a file
+# (in a command substitution it would be a subshell's, which has no children).
+children_cpu() {
+  times >"$OUT/times"
+  tail -1 "$OUT/times" | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); s += p[1] * 60 + p[2] } printf "%.4f", s }'
+}
+
+for _ in $(seq "$ROUNDS"); do
+  for i in "${!BINS[@]}"; do
+    rm -f "$OUT"/ab.*
+    cat "$IN" >/dev/null
+    children_cpu >"$OUT/c0"; t0=$EPOCHREALTIME
+    /usr/bin/time -f "%R" -o "$OUT/faults" "${BINS[$i]}" convert "$IN" -o "$OUT/ab.prv" -q "${ARGS[@]}" >/dev/null
+    t1=$EPOCHREALTIME; children_cpu >"$OUT/c1"
+    c0=$(cat "$OUT/c0"); c1=$(cat "$OUT/c1")
+    echo "$i ${t0/,/.} ${t1/,/.} $c0 $c1 $(tail -1 "$OUT/faults")"
+  done
+done | awk -v names="${BINS[*]}" '
+  { n = ++runs[$1]; wall[$1, n] = ($3 - $2) * 1000; cpu[$1, n] = ($5 - $4) * 1000; faults[$1, n] = $6 }
+  function median(a, b, m,   i, v) { for (i = 1; i <= m; i++) v[i] = a[b, i]; asort(v); return v[int((m + 1) / 2)] }
+  function least(a, b, m,   i, v) { for (i = 1; i <= m; i++) v[i] = a[b, i]; asort(v); return v[1] }
+  END {
+    split(names, bin, " ")
+    for (b = 0; b < length(bin); b++) {
+      m = runs[b]
+      printf "%s: wall median %.1f ms (fastest %.1f) | CPU median %.1f ms | minor faults median %d | %d runs\n",
+        bin[b + 1], median(wall, b, m), least(wall, b, m), median(cpu, b, m), median(faults, b, m), m
+    }
+  }'
