@@ -112,6 +112,15 @@ const FEW_RUNS: usize = 64;
 const MIN_MEAN_RUN: u64 = 4;
 /// ... or when the filtered range scans would visit this many rows per row read.
 const MAX_VISITS_PER_ROW: i64 = 48;
+/// A run is sparse when its rowid range holds this many rows per row of its own, or more: the
+/// survey then lists its rowids (up to [`MOST_LISTED`] over a member), and its fetches go to
+/// them instead of visiting every row in between (nsys writes a thread's few calls or scheduling
+/// events among the many of another: at 10 MB a run of 10 OS runtime calls spans 12 853 rows).
+const SPARSE: i64 = 4;
+/// Rowids listed over a member's sparse runs at most (8 bytes each); a run is no longer listed
+/// once it has [`DENSE_AFTER`] rows and is not sparse so far.
+const MOST_LISTED: usize = 1 << 18;
+const DENSE_AFTER: usize = 64;
 /// Rows fetched per query: the first batch of a run is small (many runs are short), then grows.
 const FIRST_BATCH: usize = 16;
 const MAX_BATCH: usize = 512;
@@ -134,6 +143,8 @@ struct Run {
     /// Rows the survey counted: reading must give exactly these (a damaged B-tree can answer a
     /// rowid-range seek differently from a scan).
     rows: u64,
+    /// Its rowids, where it is sparse (see [`SPARSE`]).
+    rowids: Option<Arc<[i64]>>,
 }
 
 /// A run being read.
@@ -155,6 +166,8 @@ struct OpenRun {
     fetches: u64,
     fetched: u64,
     last_order: i64,
+    /// For a run with its rowids listed: how many of them were fetched.
+    listed: usize,
 }
 
 /// A fetched row's order value, rowid and aux value.
@@ -179,6 +192,7 @@ impl OpenRun {
             fetches: 0,
             fetched: 0,
             last_order: i64::MIN,
+            listed: 0,
         }
     }
 
@@ -391,6 +405,10 @@ struct MemberSurvey {
     first_rid: Option<i64>,
     last_rid: i64,
     declined: bool,
+    /// Per run: its rowids so far, while it may be sparse (see [`SPARSE`]); and how many are
+    /// listed over all runs.
+    listing: Vec<Option<Vec<i64>>>,
+    listed: usize,
 }
 
 /// What one member's scan found.
@@ -417,6 +435,8 @@ impl MemberSurvey {
             first_rid: None,
             last_rid: 0,
             declined: false,
+            listing: Vec::new(),
+            listed: 0,
         }
     }
 
@@ -496,6 +516,8 @@ impl MemberSurvey {
                 run.rows += 1;
                 run.last_order = order;
                 *prev = order;
+                let r = *r;
+                self.list(r, rid);
             }
             _ => {
                 if self.runs.len() == MAX_RUNS {
@@ -513,10 +535,36 @@ impl MemberSurvey {
                     first_aux: aux,
                     last_order: order,
                     rows: 1,
+                    rowids: None,
                 });
+                self.listing.push(None);
+                self.list(self.runs.len() - 1, rid);
             }
         }
         true
+    }
+
+    /// Adds row `rid` to the list of run `r` (just extended with it), while the run may be
+    /// sparse and the member's lists have room.
+    fn list(&mut self, r: usize, rid: i64) {
+        let run = &self.runs[r];
+        let listing = &mut self.listing[r];
+        if run.rows == 1 && self.listed < MOST_LISTED {
+            *listing = Some(vec![rid]);
+            self.listed += 1;
+            return;
+        }
+        let Some(list) = listing else {
+            return;
+        };
+        let dense = list.len() >= DENSE_AFTER && run.hi - run.lo + 1 < SPARSE * run.rows as i64;
+        if dense || self.listed == MOST_LISTED {
+            self.listed -= list.len();
+            *listing = None;
+        } else {
+            list.push(rid);
+            self.listed += 1;
+        }
     }
 
     /// Its runs, or `None` when it declined.
@@ -525,8 +573,16 @@ impl MemberSurvey {
             return None;
         }
         let span_rows = self.first_rid.map_or(0, |f| self.last_rid - f + 1);
+        let mut runs = self.runs;
+        for (run, list) in runs.iter_mut().zip(self.listing) {
+            let sparse = run.hi - run.lo + 1 >= SPARSE * run.rows as i64;
+            if let Some(list) = list.filter(|_| sparse) {
+                debug_assert_eq!(list.len() as u64, run.rows, "every row listed");
+                run.rowids = Some(list.into());
+            }
+        }
         Some(MemberRuns {
-            runs: self.runs,
+            runs,
             keys: self.keys,
             aux_sound: self.aux_sound,
             span_rows,
@@ -930,7 +986,10 @@ impl<'c> PartitionedRows<'c> {
             .direct
             .as_ref()
             .is_some_and(|d| d.members[fetch.member].is_some());
-        let got = if direct {
+        let listed = self.survey.runs[r].rowids.is_some();
+        let got = if direct && listed {
+            self.fetch_listed(r, &fetch, file)?
+        } else if direct {
             self.fetch_direct(r, &fetch, file)?
         } else {
             self.fetch_sql(r, &fetch, file)?
@@ -1012,24 +1071,49 @@ impl<'c> PartitionedRows<'c> {
             if !on_resource || !plan.admits(&row) {
                 continue;
             }
-            let at = o.rows.push_row();
-            for j in 0..n {
-                o.rows.set_held(at, j, plan.value(&row, j));
-            }
-            // The survey saw integers here (it declines otherwise).
-            let ValueRef::Integer(order) = plan.value(&row, n) else {
-                return Err(damaged(file, what));
-            };
-            let aux = match plan.value(&row, n + 2) {
-                ValueRef::Integer(a) => Some(a),
-                ValueRef::Null => None,
-                _ => return Err(damaged(file, what)),
-            };
-            o.take(f, order, rowid, aux)
-                .map_err(|()| damaged(file, what))?;
+            keep_direct(o, plan, &row, n, f).map_err(|()| damaged(file, what))?;
             got += 1;
         }
         Ok(got)
+    }
+
+    /// [`fetch_direct`](Self::fetch_direct) for a sparse run (see [`SPARSE`]): its next listed
+    /// rowids, each found within the leaf the cursor is in or by a seek, instead of every row in
+    /// between. A listed row must be there and be the run's, as the survey saw it.
+    fn fetch_listed(&mut self, r: usize, f: &Fetch, file: &str) -> Result<usize> {
+        let what = self.what;
+        let n = self.fetched[f.member].len();
+        let rowids = self.survey.runs[r].rowids.clone().expect("chosen by fill");
+        let d = self.direct.as_mut().expect("chosen by fill");
+        let (plan, cursor) = d.members[f.member].as_mut().expect("chosen by fill");
+        let bad = |e: crate::sqlfile::Damaged| e.at(file, what);
+        let o = self.open[r].as_mut().expect("opened by fill");
+        let from = o.listed;
+        let upto = (from + f.batch).min(rowids.len());
+        for (k, &rid) in rowids[from..upto].iter().enumerate() {
+            if k == 0 {
+                cursor.seek(&d.pager, rid).map_err(bad)?;
+            } else {
+                cursor.skip_to(&d.pager, rid).map_err(bad)?;
+            }
+            let Some((rowid, payload)) = cursor.next(&d.pager).map_err(bad)? else {
+                return Err(damaged(file, what));
+            };
+            d.record.parse(payload, plan.upto).map_err(bad)?;
+            let row = DirectRow {
+                rowid,
+                payload,
+                record: &d.record,
+            };
+            let on_resource =
+                (0..self.key_len).all(|k| same_number(plan.value(&row, n + 3 + k), f.key[k]));
+            if rowid != rid || !on_resource || !plan.admits(&row) {
+                return Err(damaged(file, what));
+            }
+            keep_direct(o, plan, &row, n, f).map_err(|()| damaged(file, what))?;
+        }
+        o.listed = upto;
+        Ok(upto - from)
     }
 
     /// The values of a row [`next_row`](Self::next_row) handed out (it must be the last one).
@@ -1122,6 +1206,31 @@ impl<'c> PartitionedRows<'c> {
     }
 }
 
+/// Keeps a row a direct fetch `f` read for its run `o` (columns as [`fetch_query`] gives them:
+/// the `n` fetched, then order, rid, aux); `Err` where it is not what the survey saw there.
+fn keep_direct(
+    o: &mut OpenRun,
+    plan: &Plan,
+    row: &DirectRow,
+    n: usize,
+    f: &Fetch,
+) -> std::result::Result<(), ()> {
+    let at = o.rows.push_row();
+    for j in 0..n {
+        o.rows.set_held(at, j, plan.value(row, j));
+    }
+    // The survey saw integers here (it declines otherwise).
+    let ValueRef::Integer(order) = plan.value(row, n) else {
+        return Err(());
+    };
+    let aux = match plan.value(row, n + 2) {
+        ValueRef::Integer(a) => Some(a),
+        ValueRef::Null => None,
+        _ => return Err(()),
+    };
+    o.take(f, order, row.rowid, aux)
+}
+
 /// The most runs that hold rows at one order value: the runs whose rows can be buffered at once
 /// (runs open when the merge reaches their first row; a finished run's buffer is given back).
 fn most_overlapping(runs: &[Run]) -> usize {
@@ -1166,6 +1275,7 @@ mod tests {
             first_aux: None,
             last_order,
             rows: 1,
+            rowids: None,
         }
     }
 
@@ -1279,6 +1389,104 @@ mod tests {
         }
         assert_eq!(read, 2000);
         assert!(most <= 2 * 2 + 1, "{most} heads kept for 2 runs");
+    }
+
+    /// A row handed out: (start, next start, rowid, thread, name).
+    type Read = (i64, Option<i64>, i64, i64, String);
+
+    /// Every row `rows` hands out.
+    fn read_all(rows: &mut PartitionedRows) -> Result<Vec<Read>> {
+        let mut got = Vec::new();
+        while let Some(next) = rows.next_row("test")? {
+            let row = rows.row(next.row);
+            let ValueRef::Text(name) = row.value(1).unwrap() else {
+                panic!("a name")
+            };
+            let tid = rows.keys()[next.partition][0].unwrap();
+            let name = String::from_utf8(name.to_vec()).unwrap();
+            got.push((next.start, next.next_start, next.rid, tid, name));
+        }
+        Ok(got)
+    }
+
+    #[test]
+    fn sparse_runs_are_read_by_their_rowids() {
+        // Thread 1 writes 3 000 rows; among them thread 2 has 40, one every 75 rows (sparse:
+        // listed), and thread 3 100 rows in the first 200 (half the rows there: not sparse).
+        let path =
+            std::env::temp_dir().join(format!("prvsight-sparse-{}.sqlite", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE T (start INTEGER, tid INTEGER, corr INTEGER, name TEXT)")
+            .unwrap();
+        let tx = conn.unchecked_transaction().unwrap();
+        for i in 0..3000i64 {
+            let tid = if i % 75 == 74 {
+                2
+            } else if i < 200 && i % 2 == 1 {
+                3
+            } else {
+                1
+            };
+            let name = format!("{tid}-{}", "y".repeat((i % 5) as usize));
+            tx.execute(
+                "INSERT INTO T VALUES (?1, ?2, ?3, ?4)",
+                rusqlite::params![10 * i, tid, i, name],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+        let mut spec = calls_spec(AuxRule::Note);
+        spec.members[0].select = spec.members[0]
+            .select
+            .clone()
+            .output("name", crate::nsys::select::Val::col("name"));
+        spec.columns = vec![Expr::out("corr"), Expr::out("name")];
+        spec.aux = None;
+        let listed = |s: &Survey| -> Vec<(i64, Option<usize>)> {
+            (s.runs.iter())
+                .map(|r| {
+                    (
+                        s.keys[r.partition][0].unwrap(),
+                        r.rowids.as_ref().map(|l| l.len()),
+                    )
+                })
+                .collect()
+        };
+        let surveyed = survey(&conn, &spec, true).unwrap().expect("runs");
+        assert_eq!(listed(&surveyed), [(1, None), (3, None), (2, Some(40))]);
+        let pager = Pager::shared(&conn, true).expect("a file's pages");
+        let mut direct = PartitionedRows::new(&conn, &spec, surveyed, Some(pager.clone()));
+        let by_rowids = read_all(&mut direct).unwrap();
+        let surveyed = survey(&conn, &spec, false).unwrap().expect("runs");
+        let mut by_sql = PartitionedRows::new(&conn, &spec, surveyed, None);
+        assert_eq!(by_rowids, read_all(&mut by_sql).unwrap());
+        assert_eq!(by_rowids.len(), 3000);
+        assert_eq!(by_rowids.iter().filter(|r| r.3 == 2).count(), 40);
+
+        // A listed row gone, or now another thread's, after the survey: an error, not a row
+        // less or a row more.
+        for change in [
+            "DELETE FROM T WHERE corr = 749",
+            "UPDATE T SET tid = 1 WHERE corr = 1499",
+        ] {
+            let surveyed = survey(&conn, &spec, true).unwrap().expect("runs");
+            conn.execute_batch(change).unwrap();
+            // A pager of its own: the one above caches the pages it read before the change.
+            let pager = Pager::shared(&conn, true).expect("a file's pages");
+            let mut rows = PartitionedRows::new(&conn, &spec, surveyed, Some(pager));
+            let err = match read_all(&mut rows) {
+                Ok(rows) => panic!("{change}: read {} rows", rows.len()),
+                Err(e) => e.to_string(),
+            };
+            assert!(
+                err.contains("reads differently by rowid range"),
+                "{change}: {err}"
+            );
+        }
+        drop((direct, by_sql, pager));
+        drop(conn);
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]

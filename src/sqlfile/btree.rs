@@ -111,6 +111,29 @@ impl TableCursor {
         }
     }
 
+    /// Moves on (never back) to before the first row whose rowid is at least `min`: within the
+    /// leaf the cursor is in where that row is there (a binary search over its cells, the leaf
+    /// not read again), else by a [`seek`](Self::seek) from the root.
+    pub fn skip_to(&mut self, pager: &Pager, min: i64) -> Result<(), Damaged> {
+        if !self.at_end
+            && self.next_cell < self.leaf_cells
+            && self.leaf_cell(self.leaf_cells - 1)?.rowid >= min
+        {
+            let (mut lo, mut hi) = (self.next_cell, self.leaf_cells);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if self.leaf_cell(mid)?.rowid < min {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            self.next_cell = lo;
+            return Ok(());
+        }
+        self.seek(pager, min)
+    }
+
     /// The next row: its rowid and its whole record (the payload).
     pub fn next(&mut self, pager: &Pager) -> Result<Option<(i64, &[u8])>, Damaged> {
         loop {
