@@ -9,7 +9,8 @@
 //! merge on correlation ids; both give exactly the SQL path's rows in the SQL path's order, and
 //! fall back to it table by table (`Summary::sorted_by_sql` says where).
 //!
-//! Memory: the sort-free readers hold one small batch per run in progress. The SQL path's sorts
+//! Memory: the sort-free readers hold one small batch per run in progress, and the rowids of
+//! the sparse runs (at most 2 MiB per table; `partitioned::SPARSE`). The SQL path's sorts
 //! spill: natively the connection sets `temp_store = FILE`, so SQLite's external merge sort goes
 //! to temporary files beyond its page cache. The Rust side keeps only open intervals and
 //! per-resource state.

@@ -13,7 +13,9 @@
 //!    fetched in small batches. A resource's runs (over all its tables) are merged by (start,
 //!    family, rowid) — the SQL path's `ORDER BY` — so the row after the one handed out gives its
 //!    lookahead; the resources are merged by a heap on the same key. Runs open lazily, when the
-//!    merge reaches their first row, so memory holds one batch per run in progress.
+//!    merge reaches their first row, so memory holds one batch per run in progress. A sparse run
+//!    (its range mostly other resources' rows) is read by the rowids the survey listed for it
+//!    instead (see `SPARSE`).
 //!
 //! The survey declines (the caller then uses the SQL path, which gives the same rows in the same
 //! order) when a start is not an integer, a resource key is not integer/NULL, there are too many
