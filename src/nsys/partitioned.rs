@@ -1062,15 +1062,8 @@ impl<'c> PartitionedRows<'c> {
             if rowid > f.hi {
                 break;
             }
-            d.record.parse(payload, plan.upto).map_err(bad)?;
-            let row = DirectRow {
-                rowid,
-                payload,
-                record: &d.record,
-            };
-            let on_resource =
-                (0..self.key_len).all(|k| same_number(plan.value(&row, n + 3 + k), f.key[k]));
-            if !on_resource || !plan.admits(&row) {
+            let row = parsed(&mut d.record, plan, rowid, payload).map_err(bad)?;
+            if !on_resource(plan, &row, n, self.key_len, &f.key) || !plan.admits(&row) {
                 continue;
             }
             keep_direct(o, plan, &row, n, f).map_err(|()| damaged(file, what))?;
@@ -1101,15 +1094,11 @@ impl<'c> PartitionedRows<'c> {
             let Some((rowid, payload)) = cursor.next(&d.pager).map_err(bad)? else {
                 return Err(damaged(file, what));
             };
-            d.record.parse(payload, plan.upto).map_err(bad)?;
-            let row = DirectRow {
-                rowid,
-                payload,
-                record: &d.record,
-            };
-            let on_resource =
-                (0..self.key_len).all(|k| same_number(plan.value(&row, n + 3 + k), f.key[k]));
-            if rowid != rid || !on_resource || !plan.admits(&row) {
+            let row = parsed(&mut d.record, plan, rowid, payload).map_err(bad)?;
+            if rowid != rid
+                || !on_resource(plan, &row, n, self.key_len, &f.key)
+                || !plan.admits(&row)
+            {
                 return Err(damaged(file, what));
             }
             keep_direct(o, plan, &row, n, f).map_err(|()| damaged(file, what))?;
@@ -1206,6 +1195,28 @@ impl<'c> PartitionedRows<'c> {
             partition: p,
         }))
     }
+}
+
+/// A row a direct fetch read, its record parsed into `record` as far as `plan` reads.
+fn parsed<'p, 'r>(
+    record: &'r mut Record,
+    plan: &Plan,
+    rowid: i64,
+    payload: &'p [u8],
+) -> std::result::Result<DirectRow<'p, 'r>, crate::sqlfile::Damaged> {
+    record.parse(payload, plan.upto)?;
+    Ok(DirectRow {
+        rowid,
+        payload,
+        record,
+    })
+}
+
+/// Whether a row a direct fetch read is on the resource `key` (its `key_len` partition columns
+/// follow the `n` fetched ones, order, rid and aux: [`fetch_query`]), as SQL's `IS` tells.
+#[inline]
+fn on_resource(plan: &Plan, row: &DirectRow, n: usize, key_len: usize, key: &Key) -> bool {
+    (0..key_len).all(|k| same_number(plan.value(row, n + 3 + k), key[k]))
 }
 
 /// Keeps a row a direct fetch `f` read for its run `o` (columns as [`fetch_query`] gives them:
@@ -1306,6 +1317,19 @@ mod tests {
                 rule,
             }),
         }
+    }
+
+    /// Rows of table `T (start, tid, corr, name)` by thread, in time order, read with their
+    /// correlation id and name (no aux column).
+    fn named_calls_spec() -> Spec {
+        let mut spec = calls_spec(AuxRule::Note);
+        spec.members[0].select = spec.members[0]
+            .select
+            .clone()
+            .output("name", crate::nsys::select::Val::col("name"));
+        spec.columns = vec![Expr::out("corr"), Expr::out("name")];
+        spec.aux = None;
+        spec
     }
 
     /// Surveys rows `(thread, start, aux)` (in rowid order) of one member whose aux is the
@@ -1438,13 +1462,7 @@ mod tests {
             .unwrap();
         }
         tx.commit().unwrap();
-        let mut spec = calls_spec(AuxRule::Note);
-        spec.members[0].select = spec.members[0]
-            .select
-            .clone()
-            .output("name", crate::nsys::select::Val::col("name"));
-        spec.columns = vec![Expr::out("corr"), Expr::out("name")];
-        spec.aux = None;
+        let spec = named_calls_spec();
         let listed = |s: &Survey| -> Vec<(i64, Option<usize>)> {
             (s.runs.iter())
                 .map(|r| {
@@ -1518,13 +1536,7 @@ mod tests {
             }
         }
         want.sort();
-        let mut spec = calls_spec(AuxRule::Note);
-        spec.members[0].select = spec.members[0]
-            .select
-            .clone()
-            .output("name", crate::nsys::select::Val::col("name"));
-        spec.columns = vec![Expr::out("corr"), Expr::out("name")];
-        spec.aux = None;
+        let spec = named_calls_spec();
         let surveyed = survey(&conn, &spec, false).unwrap().expect("runs");
         assert_eq!(surveyed.runs.len(), 8);
         let mut rows = PartitionedRows::new(&conn, &spec, surveyed, None);

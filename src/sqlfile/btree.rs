@@ -94,17 +94,7 @@ impl TableCursor {
                 }
                 None => {
                     self.load_leaf(pager, page)?;
-                    // The first cell whose rowid is ≥ min.
-                    let (mut lo, mut hi) = (0u16, self.leaf_cells);
-                    while lo < hi {
-                        let mid = lo + (hi - lo) / 2;
-                        if self.leaf_cell(mid)?.rowid < min {
-                            lo = mid + 1;
-                        } else {
-                            hi = mid;
-                        }
-                    }
-                    self.next_cell = lo;
+                    self.next_cell = self.first_cell_at_least(0, min)?;
                     return Ok(());
                 }
             }
@@ -119,19 +109,25 @@ impl TableCursor {
             && self.next_cell < self.leaf_cells
             && self.leaf_cell(self.leaf_cells - 1)?.rowid >= min
         {
-            let (mut lo, mut hi) = (self.next_cell, self.leaf_cells);
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if self.leaf_cell(mid)?.rowid < min {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            self.next_cell = lo;
+            self.next_cell = self.first_cell_at_least(self.next_cell, min)?;
             return Ok(());
         }
         self.seek(pager, min)
+    }
+
+    /// The first cell of the leaf from `from` on whose rowid is at least `min` (the leaf's cell
+    /// count if none), by a binary search: a leaf's rowids increase.
+    fn first_cell_at_least(&self, from: u16, min: i64) -> Result<u16, Damaged> {
+        let (mut lo, mut hi) = (from, self.leaf_cells);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.leaf_cell(mid)?.rowid < min {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
     }
 
     /// The next row: its rowid and its whole record (the payload).
