@@ -1198,6 +1198,7 @@ impl<'c> PartitionedRows<'c> {
 }
 
 /// A row a direct fetch read, its record parsed into `record` as far as `plan` reads.
+#[inline]
 fn parsed<'p, 'r>(
     record: &'r mut Record,
     plan: &Plan,
@@ -1221,6 +1222,7 @@ fn on_resource(plan: &Plan, row: &DirectRow, n: usize, key_len: usize, key: &Key
 
 /// Keeps a row a direct fetch `f` read for its run `o` (columns as [`fetch_query`] gives them:
 /// the `n` fetched, then order, rid, aux); `Err` where it is not what the survey saw there.
+#[inline]
 fn keep_direct(
     o: &mut OpenRun,
     plan: &Plan,
