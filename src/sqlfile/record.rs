@@ -42,15 +42,16 @@ pub struct Record {
     cols: Vec<Col>,
 }
 
-/// One column of a parsed record.
+/// One column of a parsed record, in 16 bytes (a record's payload is under 4 GiB: see
+/// [`Record::parse`]).
 #[derive(Clone, Copy)]
 struct Col {
     /// Serial types 1–6, 8, 9: the integer; 7: the bits of the double.
     int: i64,
     /// Where the value starts in the payload.
-    at: usize,
+    at: u32,
     /// The serial type.
-    serial: u64,
+    serial: u32,
 }
 
 impl Record {
@@ -64,6 +65,12 @@ impl Record {
     pub fn parse(&mut self, payload: &[u8], upto: usize) -> Result<(), Damaged> {
         self.cols.clear();
         let bad = |why: &str| Damaged(format!("a record's header {why}"));
+        // Offsets and serial types are kept in 32 bits: a payload SQLite writes is at most
+        // 1 GB (SQLITE_MAX_LENGTH), and a value that would start past 4 GiB starts past the
+        // payload.
+        if payload.len() > u32::MAX as usize {
+            return Err(bad("belongs to a record over 4 GiB"));
+        }
         let (header_len, n) = match payload.first() {
             Some(&b) if b < 0x80 => (u64::from(b), 1),
             _ => varint(payload, 0).ok_or_else(|| bad("is cut short"))?,
@@ -73,8 +80,13 @@ impl Record {
             .filter(|&h| h >= n && h <= payload.len())
             .ok_or_else(|| bad("is longer than the record"))?;
         let header = &payload[..header_len];
-        let (mut at, mut offset) = (n, header_len);
-        while at < header_len && self.cols.len() < upto {
+        // Every column takes one header byte at least: room for all is made once, so that
+        // each column below is one write, without a capacity check.
+        let most = upto.min(header_len - n);
+        self.cols.reserve(most);
+        let cols = &mut self.cols.spare_capacity_mut()[..most];
+        let (mut at, mut offset, mut k) = (n, header_len, 0usize);
+        while at < header_len && k < most {
             // Serial types below 128 (every one but long text and blobs) are one byte.
             let serial = match header[at] {
                 b if b < 0x80 => {
@@ -95,15 +107,23 @@ impl Record {
                 10 | 11 => return Err(bad(&format!("has the reserved serial type {serial}"))),
                 _ => (usize::try_from((serial - 12) / 2).unwrap_or(usize::MAX), 0),
             };
-            self.cols.push(Col {
+            // A value that starts past 4 GiB, or is longer, ends past the payload.
+            let (Ok(at32), Ok(serial32)) = (u32::try_from(offset), u32::try_from(serial)) else {
+                return Err(bad("gives values beyond the record's end"));
+            };
+            cols[k].write(Col {
                 int,
-                at: offset,
-                serial,
+                at: at32,
+                serial: serial32,
             });
+            k += 1;
             offset = offset.saturating_add(size);
         }
+        // SAFETY: the first `k` columns of the spare capacity were written just above.
+        unsafe { self.cols.set_len(k) };
         // Sizes only add up: the last value's end bounds them all.
         if offset > payload.len() {
+            self.cols.clear();
             return Err(bad("gives values beyond the record's end"));
         }
         Ok(())
@@ -116,6 +136,7 @@ impl Record {
         let Some(&Col { int, at, serial }) = self.cols.get(i) else {
             return ValueRef::Null;
         };
+        let (at, serial) = (at as usize, u64::from(serial));
         match serial {
             1..=6 | 8 | 9 => {
                 if affinity == Affinity::Real {
@@ -320,5 +341,25 @@ mod tests {
         // Only the columns asked for are parsed.
         r.parse(&p, 1).unwrap();
         assert_eq!(r.value(&p, 1, Affinity::Integer), ValueRef::Null);
+    }
+
+    #[test]
+    fn serial_types_beyond_32_bits_are_values_past_the_end() {
+        let mut r = Record::default();
+        // A text of 2^31 bytes (serial type 2^32 + 13, a five-byte varint), then an integer:
+        // its length does not fit the record's columns, nor would its end fit the payload.
+        let huge = [0x90, 0x80, 0x80, 0x80, 0x0d];
+        let mut p = vec![1 + huge.len() as u8 + 1];
+        p.extend_from_slice(&huge);
+        p.extend_from_slice(&[1, b'x', 7]);
+        let err = r.parse(&p, 8).unwrap_err();
+        assert!(err.0.contains("beyond the record's end"), "{}", err.0);
+        // A failed parse leaves no columns: every value reads as NULL, none from the record
+        // parsed before it.
+        let sound = [2, 1, 42];
+        r.parse(&sound, 8).unwrap();
+        assert_eq!(r.value(&sound, 0, Affinity::Integer), ValueRef::Integer(42));
+        assert!(r.parse(&[3, 1, 6, 0], 8).is_err());
+        assert_eq!(r.value(&sound, 0, Affinity::Integer), ValueRef::Null);
     }
 }
