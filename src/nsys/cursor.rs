@@ -442,9 +442,28 @@ impl RowBlock {
         self.rows
     }
 
+    /// Cells per row: the columns the block holds.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
     /// Appends a row whose every column is NULL; returns its index.
     pub fn push_row(&mut self) -> usize {
         self.cells.resize(self.cells.len() + self.width, Cell::Null);
+        self.rows += 1;
+        self.rows - 1
+    }
+
+    /// Appends a row whose `k`th held column is a copy of `value(k)`, each written once (a
+    /// row of NULLs set column by column wrote every cell twice, behind a bounds check);
+    /// returns its index.
+    #[inline]
+    pub fn push_row_of<'v>(&mut self, mut value: impl FnMut(usize) -> ValueRef<'v>) -> usize {
+        self.cells.reserve(self.width);
+        for k in 0..self.width {
+            let cell = self.cell_of(value(k));
+            self.cells.push(cell);
+        }
         self.rows += 1;
         self.rows - 1
     }
@@ -481,7 +500,14 @@ impl RowBlock {
     /// Sets the `k`th held column of row `row` (both in range) to a copy of `v`.
     #[inline]
     pub fn set_held(&mut self, row: usize, k: usize, v: ValueRef<'_>) {
-        let cell = match v {
+        let cell = self.cell_of(v);
+        self.cells[row * self.width + k] = cell;
+    }
+
+    /// The cell of a copy of `v` (text and blobs copied into the block's bytes).
+    #[inline]
+    fn cell_of(&mut self, v: ValueRef<'_>) -> Cell {
+        match v {
             ValueRef::Null => Cell::Null,
             ValueRef::Integer(x) => Cell::Integer(x),
             ValueRef::Real(x) => Cell::Real(x),
@@ -493,8 +519,7 @@ impl RowBlock {
                 let (a, b) = self.copy_bytes(t);
                 Cell::Blob(a, b)
             }
-        };
-        self.cells[row * self.width + k] = cell;
+        }
     }
 
     /// Appends `b` to the block's bytes; returns where it lies.

@@ -1230,10 +1230,9 @@ fn keep_direct(
     n: usize,
     f: &Fetch,
 ) -> std::result::Result<(), ()> {
-    let at = o.rows.push_row();
-    for j in 0..n {
-        o.rows.set_held(at, j, plan.value(row, j));
-    }
+    // The run's block holds its member's `n` fetched columns, in fetch order.
+    debug_assert_eq!(o.rows.width(), n, "a block of the member's fetched columns");
+    o.rows.push_row_of(|j| plan.value(row, j));
     // The survey saw integers here (it declines otherwise).
     let ValueRef::Integer(order) = plan.value(row, n) else {
         return Err(());
