@@ -69,7 +69,10 @@ impl Record {
         // 1 GB (SQLITE_MAX_LENGTH), and a value that would start past 4 GiB starts past the
         // payload.
         if payload.len() > u32::MAX as usize {
-            return Err(bad("belongs to a record over 4 GiB"));
+            return Err(Damaged(format!(
+                "a record of {} bytes (SQLite's are at most 1 GB)",
+                payload.len()
+            )));
         }
         let (header_len, n) = match payload.first() {
             Some(&b) if b < 0x80 => (u64::from(b), 1),
