@@ -9,7 +9,7 @@ use std::thread::ThreadId;
 
 use common::data;
 use prvsight::nsys::scanset::{ScanSet, Sql};
-use prvsight::nsys::select::{Select, Val};
+use prvsight::nsys::select::{Cond, Select, Val};
 use prvsight::nsys::Export;
 use rusqlite::types::{Value, ValueRef};
 
@@ -20,7 +20,9 @@ struct Seen {
     threads: Vec<ThreadId>,
 }
 
-/// The scans of the test, by table: (table, its outputs). Two scans of SCHED_EVENTS share a pass.
+/// The scans of the test, by table: (table, its outputs). Five scans of SCHED_EVENTS share a
+/// pass: two without conditions, two under the same one (they share its test per row) and one
+/// under another, each of which leaves rows out.
 fn queries() -> Vec<Select> {
     let q = |t: &str, cols: &[&str]| {
         cols.iter()
@@ -34,6 +36,9 @@ fn queries() -> Vec<Select> {
         q("StringIds", &["id", "value"]),
         q("SCHED_EVENTS", &["isSchedIn"]),
         q("ThreadNames", &["nameId", "globalTid"]),
+        q("SCHED_EVENTS", &["start"]).when(Cond::In("isSchedIn".into(), vec![1])),
+        q("SCHED_EVENTS", &["cpu"]).when(Cond::AtLeast("cpu".into(), 1)),
+        q("SCHED_EVENTS", &["globalTid"]).when(Cond::In("isSchedIn".into(), vec![1])),
     ]
 }
 
@@ -102,6 +107,14 @@ fn passes_shared_with_a_second_thread_give_every_scan_what_one_thread_and_sqlite
     assert_eq!(two[0].rows.len(), 2424);
     assert_eq!(two[0].threads, [this_thread]);
     assert_eq!(two[3].threads, [this_thread]);
+    // Conditions: each scan its own rows, whether it shares its test with another or not.
+    assert_eq!(two[5].rows.len(), 1212, "isSchedIn IN (1)");
+    assert_eq!(two[6].rows.len(), 2412, "cpu >= 1");
+    assert_eq!(
+        two[7].rows.len(),
+        1212,
+        "isSchedIn IN (1), the same test as scan 5"
+    );
     assert_ne!(
         two[1].threads,
         [this_thread],

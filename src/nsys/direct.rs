@@ -17,7 +17,7 @@ use super::select::{Cond, Select, Val};
 use crate::sqlfile::{Affinity, Pager, Record, Table};
 
 /// Where a value of a row comes from.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 enum Src {
     /// A column stored in the record (not the rowid's alias), with its affinity.
     Column(usize, Affinity),
@@ -42,7 +42,7 @@ impl Src {
 }
 
 /// A test of one condition.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 enum Test {
     NotNull,
     In(Vec<i64>),
@@ -147,6 +147,12 @@ impl Plan {
             outputs,
             names: select.outputs.iter().map(|(n, _)| n.clone()).collect(),
         }))
+    }
+
+    /// Whether this plan's conditions are `other`'s (a row of their table meets both or
+    /// neither: [`admits`](Self::admits) gives one answer for the two).
+    pub fn same_conditions(&self, other: &Plan) -> bool {
+        self.conds == other.conds
     }
 
     /// Whether the row meets the query's conditions (its `WHERE`).

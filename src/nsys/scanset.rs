@@ -250,10 +250,24 @@ fn share_out<'a>(pager: &Pager, tables: &mut Vec<(u32, Pass<'a>)>) -> Vec<(u32, 
 fn table_pass<'a>(
     pager: Rc<Pager<'a>>,
     root: u32,
-    mut scans: Pass<'a>,
+    scans: Pass<'a>,
     outcomes: Rc<RefCell<Vec<Option<rusqlite::Result<()>>>>>,
 ) -> Step<'a, rusqlite::Error> {
     let upto = scans.iter().map(|(_, p, _)| p.upto).max().unwrap_or(0);
+    // Scans whose plans test the same conditions (discovery's grouping and surveys of a table
+    // often do) share one test per row: per scan, the first scan with its conditions.
+    let mut scans: Vec<(usize, Plan, Take<'a>, usize)> = {
+        let mut first: Vec<usize> = Vec::with_capacity(scans.len());
+        for (k, (_, plan, _)) in scans.iter().enumerate() {
+            let same = (0..k).find(|&j| scans[j].1.same_conditions(plan));
+            first.push(same.map_or(k, |j| first[j]));
+        }
+        (scans.into_iter().zip(first))
+            .map(|((i, plan, take), g)| (i, plan, take, g))
+            .collect()
+    };
+    // Per group: the row's answer, once tested.
+    let mut admitted: Vec<Option<bool>> = vec![None; scans.len()];
     let mut cursor = TableCursor::new(root);
     let mut record = Record::default();
     let mut started = false;
@@ -278,8 +292,10 @@ fn table_pass<'a>(
                     payload,
                     record: &record,
                 };
-                scans.retain_mut(|(i, plan, take)| {
-                    if !plan.admits(&row) {
+                admitted.fill(None);
+                scans.retain_mut(|(i, plan, take, g)| {
+                    let admits = *admitted[*g].get_or_insert_with(|| plan.admits(&row));
+                    if !admits {
                         return true;
                     }
                     match take(Ok(&PlanRow { plan, row })) {
@@ -292,7 +308,7 @@ fn table_pass<'a>(
                 });
             }
             Err(damage) => {
-                for (i, _, take) in scans.iter_mut() {
+                for (i, _, take, _) in scans.iter_mut() {
                     outcomes[*i] = Some(take(Err(damage.clone())).map(|_| ()));
                 }
                 scans.clear();
