@@ -149,6 +149,14 @@ struct Run {
     rowids: Option<Arc<[i64]>>,
 }
 
+impl Run {
+    /// Whether its rowid range holds [`SPARSE`] rows or more per row of its own (so far, while
+    /// the survey extends it).
+    fn is_sparse(&self) -> bool {
+        self.hi - self.lo + 1 >= SPARSE * self.rows as i64
+    }
+}
+
 /// A run being read.
 struct OpenRun {
     /// Next rowid to fetch.
@@ -559,7 +567,7 @@ impl MemberSurvey {
         let Some(list) = listing else {
             return;
         };
-        let dense = list.len() >= DENSE_AFTER && run.hi - run.lo + 1 < SPARSE * run.rows as i64;
+        let dense = list.len() >= DENSE_AFTER && !run.is_sparse();
         if dense || self.listed == MOST_LISTED {
             self.listed -= list.len();
             *listing = None;
@@ -577,8 +585,7 @@ impl MemberSurvey {
         let span_rows = self.first_rid.map_or(0, |f| self.last_rid - f + 1);
         let mut runs = self.runs;
         for (run, list) in runs.iter_mut().zip(self.listing) {
-            let sparse = run.hi - run.lo + 1 >= SPARSE * run.rows as i64;
-            if let Some(list) = list.filter(|_| sparse) {
+            if let Some(list) = list.filter(|_| run.is_sparse()) {
                 debug_assert_eq!(list.len() as u64, run.rows, "every row listed");
                 run.rowids = Some(list.into());
             }
