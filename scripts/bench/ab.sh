@@ -45,8 +45,12 @@ for _ in $(seq "$ROUNDS"); do
   done
 done | awk -v names="${BINS[*]}" '
   { n = ++runs[$1]; wall[$1, n] = ($3 - $2) * 1000; cpu[$1, n] = ($5 - $4) * 1000; faults[$1, n] = $6 }
-  function median(a, b, m,   i, v) { for (i = 1; i <= m; i++) v[i] = a[b, i]; asort(v); return v[int((m + 1) / 2)] }
-  function least(a, b, m,   i, v) { for (i = 1; i <= m; i++) v[i] = a[b, i]; asort(v); return v[1] }
+  # Sorted by insertion: POSIX awk (mawk, Debian'"'"'s default) has no asort.
+  function sorted(a, b, m, v,   i, j, x) {
+    for (i = 1; i <= m; i++) { x = a[b, i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+  }
+  function median(a, b, m,   v) { sorted(a, b, m, v); return v[int((m + 1) / 2)] }
+  function least(a, b, m,   v) { sorted(a, b, m, v); return v[1] }
   END {
     split(names, bin, " ")
     for (b = 0; b < length(bin); b++) {
