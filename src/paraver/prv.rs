@@ -13,7 +13,7 @@
 
 use crate::{FastMap, FastSet};
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap};
 use std::io::Write;
 
 use super::events::*;
@@ -187,7 +187,6 @@ pub struct ParaverWriter<'w> {
     seq: u64,
     /// The event types written so far.
     pub(crate) used_types: FastMap<u32, UsedType>,
-    pub(crate) used_states: BTreeSet<u32>,
     /// NVTX domain index → push/pop base type.
     domain_types: Vec<u32>,
     pub(crate) domain_names: Vec<String>,
@@ -231,7 +230,6 @@ impl<'w> ParaverWriter<'w> {
             free_slots: Vec::new(),
             seq: 0,
             used_types: FastMap::default(),
-            used_states: BTreeSet::new(),
             domain_types: Vec::new(),
             domain_names: Vec::new(),
             lines_written: 0,
@@ -408,7 +406,6 @@ impl<'w> ParaverWriter<'w> {
         if end <= begin {
             return Ok(());
         }
-        self.used_states.insert(state);
         if begin <= now {
             self.write_built(|w, s| w.state_line(s, thread, begin, end, state))
         } else {
