@@ -459,11 +459,15 @@ impl RowBlock {
     /// returns its index.
     #[inline]
     pub fn push_row_of<'v>(&mut self, mut value: impl FnMut(usize) -> ValueRef<'v>) -> usize {
-        self.cells.reserve(self.width);
-        for k in 0..self.width {
-            let cell = self.cell_of(value(k));
-            self.cells.push(cell);
+        let width = self.width;
+        self.cells.reserve(width);
+        // Each cell written into the room made once (a `push` per cell checked the capacity).
+        let bytes = &mut self.bytes;
+        for (k, slot) in self.cells.spare_capacity_mut()[..width].iter_mut().enumerate() {
+            slot.write(cell_in(bytes, value(k)));
         }
+        // SAFETY: the `width` cells past the length were written just above.
+        unsafe { self.cells.set_len(self.cells.len() + width) };
         self.rows += 1;
         self.rows - 1
     }
@@ -507,19 +511,7 @@ impl RowBlock {
     /// The cell of a copy of `v` (text and blobs copied into the block's bytes).
     #[inline]
     fn cell_of(&mut self, v: ValueRef<'_>) -> Cell {
-        match v {
-            ValueRef::Null => Cell::Null,
-            ValueRef::Integer(x) => Cell::Integer(x),
-            ValueRef::Real(x) => Cell::Real(x),
-            ValueRef::Text(t) => {
-                let (a, b) = self.copy_bytes(t);
-                Cell::Text(a, b)
-            }
-            ValueRef::Blob(t) => {
-                let (a, b) = self.copy_bytes(t);
-                Cell::Blob(a, b)
-            }
-        }
+        cell_in(&mut self.bytes, v)
     }
 
     /// Appends `b` to the block's bytes; returns where it lies.
@@ -538,6 +530,29 @@ impl RowBlock {
             slot_of: &self.slot_of,
             bytes: &self.bytes,
             columns,
+        }
+    }
+}
+
+/// The cell of a copy of `v`, its text or blob appended to `bytes` (a block's).
+#[inline]
+fn cell_in(bytes: &mut Vec<u8>, v: ValueRef<'_>) -> Cell {
+    let mut copy = |b: &[u8]| {
+        let start = bytes.len();
+        bytes.extend_from_slice(b);
+        (start, bytes.len())
+    };
+    match v {
+        ValueRef::Null => Cell::Null,
+        ValueRef::Integer(x) => Cell::Integer(x),
+        ValueRef::Real(x) => Cell::Real(x),
+        ValueRef::Text(t) => {
+            let (a, b) = copy(t);
+            Cell::Text(a, b)
+        }
+        ValueRef::Blob(t) => {
+            let (a, b) = copy(t);
+            Cell::Blob(a, b)
         }
     }
 }
