@@ -264,13 +264,43 @@ impl<'w> ParaverWriter<'w> {
     }
 
     fn write_raw(&mut self, line: &[u8]) -> Result<()> {
-        self.lines_written += 1;
         self.out.extend_from_slice(line);
+        self.end_line()
+    }
+
+    /// Ends the line just appended to the gathered lines.
+    fn end_line(&mut self) -> Result<()> {
+        self.lines_written += 1;
         self.out.push(b'\n');
         if self.out.len() >= OUT_CHUNK {
             self.flush_out()?;
         }
         Ok(())
+    }
+
+    /// The buffer a line written now is built in: the gathered lines themselves where no
+    /// window cuts it (no copy), else the reused line buffer. Give it back to
+    /// [`write_taken`](Self::write_taken).
+    fn take_line(&mut self) -> Vec<u8> {
+        if self.window.is_none() {
+            std::mem::take(&mut self.out)
+        } else {
+            let mut line = std::mem::take(&mut self.line);
+            line.clear();
+            line
+        }
+    }
+
+    /// Writes the line built in the buffer [`take_line`](Self::take_line) gave.
+    fn write_taken(&mut self, line: Vec<u8>) -> Result<()> {
+        if self.window.is_none() {
+            self.out = line;
+            self.end_line()
+        } else {
+            let written = self.write_line(&line);
+            self.line = line;
+            written
+        }
     }
 
     /// Hands the gathered body lines to the .prv output.
@@ -280,14 +310,11 @@ impl<'w> ParaverWriter<'w> {
         written.map_err(|e| Error::write("the .prv trace", e))
     }
 
-    /// Builds a line in the reused buffer and writes it.
+    /// Builds a line and writes it.
     fn write_built(&mut self, build: impl FnOnce(&Self, &mut Vec<u8>)) -> Result<()> {
-        let mut line = std::mem::take(&mut self.line);
-        line.clear();
+        let mut line = self.take_line();
         build(self, &mut line);
-        let written = self.write_line(&line);
-        self.line = line;
-        written
+        self.write_taken(line)
     }
 
     /// An empty buffer for a line that will wait in `pending`.
@@ -380,8 +407,7 @@ impl<'w> ParaverWriter<'w> {
     ) -> Result<()> {
         debug_assert_eq!(pairs.len(), labels.len(), "a label per pair");
         let prefix = self.event_prefix[thread.0 as usize];
-        let mut begin = std::mem::take(&mut self.line);
-        begin.clear();
+        let mut begin = self.take_line();
         let mut end_line = self.spare_line();
         prefix.push_to(&mut begin);
         push_u64(&mut begin, start);
@@ -394,9 +420,7 @@ impl<'w> ParaverWriter<'w> {
             text.push_to(&mut end_line);
             end_line.push(b'0');
         }
-        let written = self.write_line(&begin);
-        self.line = begin;
-        written?;
+        self.write_taken(begin)?;
         self.schedule(end, 0, start, end_line);
         Ok(())
     }
