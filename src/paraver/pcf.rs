@@ -52,7 +52,7 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
         let _ = writeln!(out, "{n}    {{{r},{g},{b}}}");
     }
     let mut used: Vec<_> = w.used_types.iter().collect();
-    used.sort_unstable_by_key(|(ty, _)| **ty);
+    used.sort_unstable_by_key(|(ty, _)| *ty);
     for (ty, super::prv::UsedType { labels, values, .. }) in used {
         // Sorted, so the same trace always gives the same pcf.
         let values = values.sorted();

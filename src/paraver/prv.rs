@@ -111,6 +111,56 @@ pub(crate) struct UsedType {
     text: TypeText,
 }
 
+/// The event types a trace uses, looked up for every event written: a small table of the
+/// types used last, by type modulo its size, in front of the map (an interval notes its types
+/// on every line, a kernel's a dozen, the same ones each time: hashing and probing the map
+/// was most of what noting cost).
+pub(crate) struct UsedTypes {
+    /// In the order of first use.
+    types: Vec<(u32, UsedType)>,
+    index: FastMap<u32, u32>,
+    /// By `ty % RECENT`: a type and its index in `types` + 1 (0: none).
+    recent: [(u32, u32); RECENT],
+}
+
+const RECENT: usize = 64;
+
+impl Default for UsedTypes {
+    fn default() -> Self {
+        UsedTypes {
+            types: Vec::new(),
+            index: FastMap::default(),
+            recent: [(0, 0); RECENT],
+        }
+    }
+}
+
+impl UsedTypes {
+    /// Type `ty`, added as `new` gives it where it is not used yet.
+    #[inline]
+    fn get_or_add(&mut self, ty: u32, new: impl FnOnce() -> UsedType) -> &mut UsedType {
+        let slot = ty as usize % RECENT;
+        let i = match self.recent[slot] {
+            (t, i) if t == ty && i != 0 => i - 1,
+            _ => {
+                let types = &mut self.types;
+                let i = *self.index.entry(ty).or_insert_with(|| {
+                    types.push((ty, new()));
+                    u32::try_from(types.len() - 1).expect("fewer than 2^32 event types")
+                });
+                self.recent[slot] = (ty, i + 1);
+                i
+            }
+        };
+        &mut self.types[i as usize].1
+    }
+
+    /// Every type used, with what it is (in the order of first use).
+    pub fn iter(&self) -> impl Iterator<Item = &(u32, UsedType)> {
+        self.types.iter()
+    }
+}
+
 /// The values of a labelled event type seen so far (its .pcf lists them). Values below
 /// [`DENSE_VALUES`] (name ids and codes: nearly all) are a bit each, the rest in a set: with a
 /// hash set insert per labelled event, `note` and its hashing were 7 % of the sinks' thread's
@@ -186,7 +236,7 @@ pub struct ParaverWriter<'w> {
     free_slots: Vec<u32>,
     seq: u64,
     /// The event types written so far.
-    pub(crate) used_types: FastMap<u32, UsedType>,
+    pub(crate) used_types: UsedTypes,
     /// NVTX domain index → push/pop base type.
     domain_types: Vec<u32>,
     pub(crate) domain_names: Vec<String>,
@@ -229,7 +279,7 @@ impl<'w> ParaverWriter<'w> {
             waiting: Vec::new(),
             free_slots: Vec::new(),
             seq: 0,
-            used_types: FastMap::default(),
+            used_types: UsedTypes::default(),
             domain_types: Vec::new(),
             domain_names: Vec::new(),
             lines_written: 0,
@@ -355,7 +405,7 @@ impl<'w> ParaverWriter<'w> {
 
     /// Notes an event of type `ty` (for the .pcf) and gives its `:type:` text.
     fn note(&mut self, ty: u32, labels: ValueLabels, value: u64) -> TypeText {
-        let e = self.used_types.entry(ty).or_insert_with(|| UsedType {
+        let e = self.used_types.get_or_add(ty, || UsedType {
             labels,
             values: SeenValues::default(),
             text: TypeText::of_type(ty),
