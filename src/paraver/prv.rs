@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use std::io::Write;
 
 use super::events::*;
-use super::line::{push_u64, LinePrefix, TypeText};
+use super::line::{push_u64, LinePrefix, Stamps, TypeText};
 use super::states;
 use super::window::{Cut, Window};
 use crate::error::{Error, Result};
@@ -235,6 +235,8 @@ pub struct ParaverWriter<'w> {
     waiting: Vec<Vec<u8>>,
     free_slots: Vec<u32>,
     seq: u64,
+    /// The timestamps formatted last (see [`Stamps`]).
+    stamps: Stamps,
     /// The event types written so far.
     pub(crate) used_types: UsedTypes,
     /// NVTX domain index → push/pop base type.
@@ -279,6 +281,7 @@ impl<'w> ParaverWriter<'w> {
             waiting: Vec::new(),
             free_slots: Vec::new(),
             seq: 0,
+            stamps: Stamps::default(),
             used_types: UsedTypes::default(),
             domain_types: Vec::new(),
             domain_names: Vec::new(),
@@ -361,7 +364,7 @@ impl<'w> ParaverWriter<'w> {
     }
 
     /// Builds a line and writes it.
-    fn write_built(&mut self, build: impl FnOnce(&Self, &mut Vec<u8>)) -> Result<()> {
+    fn write_built(&mut self, build: impl FnOnce(&mut Self, &mut Vec<u8>)) -> Result<()> {
         let mut line = self.take_line();
         build(self, &mut line);
         self.write_taken(line)
@@ -428,18 +431,18 @@ impl<'w> ParaverWriter<'w> {
         let text = self.note(ty, labels, value);
         self.write_built(|w, s| {
             w.event_prefix[thread.0 as usize].push_to(s);
-            push_u64(s, time);
+            w.stamps.push(s, time);
             text.push_to(s);
             push_u64(s, value.min(MAX_EVENT_VALUE));
         })
     }
 
     /// `1:0:1:task:thread:begin:end:state`, appended to `s`.
-    fn state_line(&self, s: &mut Vec<u8>, thread: ThreadId, begin: Ns, end: Ns, state: u32) {
+    fn state_line(&mut self, s: &mut Vec<u8>, thread: ThreadId, begin: Ns, end: Ns, state: u32) {
         self.state_prefix[thread.0 as usize].push_to(s);
-        push_u64(s, begin);
+        self.stamps.push(s, begin);
         s.push(b':');
-        push_u64(s, end);
+        self.stamps.push(s, end);
         s.push(b':');
         push_u64(s, u64::from(state));
     }
@@ -460,9 +463,9 @@ impl<'w> ParaverWriter<'w> {
         let mut begin = self.take_line();
         let mut end_line = self.spare_line();
         prefix.push_to(&mut begin);
-        push_u64(&mut begin, start);
+        self.stamps.push(&mut begin, start);
         prefix.push_to(&mut end_line);
-        push_u64(&mut end_line, end);
+        self.stamps.push(&mut end_line, end);
         for (&(ty, v), &l) in pairs.iter().zip(labels) {
             let text = self.note(ty, l, v);
             text.push_to(&mut begin);
@@ -851,15 +854,24 @@ impl<'w> ParaverWriter<'w> {
 
     /// `3:0:1:task:thread:lsend:psend:0:1:task:thread:lrecv:precv:size:tag`, written.
     fn write_communication(&mut self, send: [u64; 4], recv: [u64; 6]) -> Result<()> {
-        self.write_built(|_, s| {
+        // Task and thread, then the two times (through the kept timestamps), on either side.
+        self.write_built(|w, s| {
             s.extend_from_slice(b"3:0:1:");
-            for v in send {
-                push_u64(s, v);
+            for (k, v) in send.into_iter().enumerate() {
+                if k < 2 {
+                    push_u64(s, v);
+                } else {
+                    w.stamps.push(s, v);
+                }
                 s.push(b':');
             }
             s.extend_from_slice(b"0:1:");
-            for v in recv {
-                push_u64(s, v);
+            for (k, v) in recv.into_iter().enumerate() {
+                if (2..4).contains(&k) {
+                    w.stamps.push(s, v);
+                } else {
+                    push_u64(s, v);
+                }
                 s.push(b':');
             }
             s.pop();
