@@ -463,7 +463,10 @@ impl RowBlock {
         self.cells.reserve(width);
         // Each cell written into the room made once (a `push` per cell checked the capacity).
         let bytes = &mut self.bytes;
-        for (k, slot) in self.cells.spare_capacity_mut()[..width].iter_mut().enumerate() {
+        for (k, slot) in self.cells.spare_capacity_mut()[..width]
+            .iter_mut()
+            .enumerate()
+        {
             slot.write(cell_in(bytes, value(k)));
         }
         // SAFETY: the `width` cells past the length were written just above.
