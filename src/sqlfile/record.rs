@@ -89,41 +89,46 @@ impl Record {
         self.cols.reserve(most);
         let cols = &mut self.cols.spare_capacity_mut()[..most];
         let (mut at, mut offset, mut k) = (n, header_len, 0usize);
+        // Whether a reserved serial type (10, 11) was met: told after the loop, which has no
+        // branch on the serial type.
+        let mut reserved = false;
         while at < header_len && k < most {
-            // Serial types below 128 (every one but long text and blobs) are one byte.
-            let serial = match header[at] {
-                b if b < 0x80 => {
-                    at += 1;
-                    u64::from(b)
+            let b = header[at];
+            let (serial, int, size) = if b < 0x80 {
+                at += 1;
+                let e = SERIALS[usize::from(b)];
+                reserved |= e.reserved;
+                (
+                    u32::from(b),
+                    e.number(be8_at(payload, offset)),
+                    usize::from(e.size),
+                )
+            } else {
+                match long_serial(header, &mut at, payload, offset) {
+                    Ok(parsed) => parsed,
+                    Err(why) => {
+                        self.cols.clear();
+                        // A reserved type met before is the first fault, as it was found.
+                        return Err(bad(if reserved { RESERVED } else { why }));
+                    }
                 }
-                _ => {
-                    let (serial, n) = varint(header, at).ok_or_else(|| bad("is cut short"))?;
-                    at += n;
-                    serial
-                }
             };
-            let (size, int) = match serial {
-                0..=9 => (
-                    usize::from(FIXED_SIZES[serial as usize]),
-                    number(payload, offset, serial),
-                ),
-                10 | 11 => return Err(bad(&format!("has the reserved serial type {serial}"))),
-                _ => (usize::try_from((serial - 12) / 2).unwrap_or(usize::MAX), 0),
-            };
-            // A value that starts past 4 GiB, or is longer, ends past the payload.
-            let (Ok(at32), Ok(serial32)) = (u32::try_from(offset), u32::try_from(serial)) else {
-                return Err(bad("gives values beyond the record's end"));
-            };
+            // The offset is cut to 32 bits here and checked whole below: offsets only grow,
+            // so where the last fits the payload (under 4 GiB) every one before it does.
             cols[k].write(Col {
                 int,
-                at: at32,
-                serial: serial32,
+                at: offset as u32,
+                serial,
             });
             k += 1;
             offset = offset.saturating_add(size);
         }
         // SAFETY: the first `k` columns of the spare capacity were written just above.
         unsafe { self.cols.set_len(k) };
+        if reserved {
+            self.cols.clear();
+            return Err(bad(RESERVED));
+        }
         // Sizes only add up: the last value's end bounds them all.
         if offset > payload.len() {
             self.cols.clear();
@@ -171,42 +176,130 @@ impl Record {
     }
 }
 
-/// The number of serial type 0–9 whose value starts at `at`: big-endian two's complement of
-/// 1, 2, 3, 4, 6 or 8 bytes sign-extended (types 1–6), the bits of a double (7), 0 or 1 (8, 9),
-/// 0 for NULL. Bytes past the payload's end read as zero (the caller rejects a record whose
-/// values do not fit).
-#[inline]
-fn number(payload: &[u8], at: usize, serial: u64) -> i64 {
-    let width = u32::from(FIXED_SIZES[serial as usize]);
-    let be8 = |b: &[u8]| u64::from_be_bytes(b.try_into().expect("8 bytes"));
-    let raw = match payload.get(at..at.saturating_add(8)) {
-        Some(b) => be8(b),
-        // Near the end (a record's last values): the payload's last 8 bytes, moved up to
-        // start at `at` (no copy call: this is every record's last value or so).
-        None if payload.len() >= 8 && at <= payload.len() => {
-            let end = payload.len();
-            be8(&payload[end - 8..])
-                .checked_shl(8 * (at + 8 - end) as u32)
-                .unwrap_or(0)
-        }
-        None => {
-            let mut raw = 0u64;
-            for (k, &b) in payload.get(at..).unwrap_or(&[]).iter().enumerate() {
-                raw |= u64::from(b) << (56 - 8 * k);
-            }
-            raw
-        }
-    };
-    // The value's bytes are the high `width` bytes of `raw`: an arithmetic shift brings them
-    // down, sign-extended (two shifts: a width of 0 would shift by 64 in one).
-    let shift = 64 - 8 * width;
-    let v = ((raw as i64) >> (shift / 2)) >> (shift - shift / 2);
-    let v = if width == 0 { 0 } else { v };
-    v + i64::from(serial == 9)
+/// What a one-byte serial type (below 128) says: its value's size, and how its number comes
+/// out of the 8 big-endian bytes at the value's start — an arithmetic shift right (which
+/// sign-extends), then kept or zeroed, then `add`. Types 1–6 keep their 1, 2, 3, 4, 6 or 8
+/// bytes, 7 the double's bits, 8 and 9 give 0 and 1 from nothing, NULL (0) and text and blobs
+/// (12 and up) give 0. So every column's number is the same few operations, without a branch
+/// on its type (the types change from one column to the next: a branch would be mispredicted).
+#[derive(Clone, Copy)]
+struct Serial {
+    size: u8,
+    shift: u8,
+    keep: bool,
+    add: u8,
+    /// 10 and 11.
+    reserved: bool,
 }
 
-/// Bytes of the values of serial types 0–9 (10 and 11 are reserved; 12 and up are lengths).
-const FIXED_SIZES: [u8; 10] = [0, 1, 2, 3, 4, 6, 8, 8, 0, 0];
+impl Serial {
+    /// The number of a value whose first 8 bytes (big-endian, zeros past the payload) are `raw`.
+    #[inline(always)]
+    fn number(self, raw: u64) -> i64 {
+        (((raw as i64) >> self.shift) & -i64::from(self.keep)) + i64::from(self.add)
+    }
+}
+
+/// [`Serial`] of each one-byte serial type.
+const SERIALS: [Serial; 128] = {
+    const FIXED_SIZES: [u8; 10] = [0, 1, 2, 3, 4, 6, 8, 8, 0, 0];
+    let mut t = [Serial {
+        size: 0,
+        shift: 0,
+        keep: false,
+        add: 0,
+        reserved: false,
+    }; 128];
+    let mut s = 0;
+    while s < 128 {
+        t[s] = match s {
+            0 | 8 | 9 => Serial {
+                add: (s == 9) as u8,
+                ..t[s]
+            },
+            1..=7 => Serial {
+                size: FIXED_SIZES[s],
+                shift: 64 - 8 * FIXED_SIZES[s],
+                keep: true,
+                ..t[s]
+            },
+            10 | 11 => Serial {
+                reserved: true,
+                ..t[s]
+            },
+            _ => Serial {
+                size: ((s - 12) / 2) as u8,
+                ..t[s]
+            },
+        };
+        s += 1;
+    }
+    t
+};
+
+/// What a header with a reserved serial type is.
+const RESERVED: &str = "has a reserved serial type (10 or 11)";
+
+/// A serial type of more than one byte (long text and blobs; SQLite writes no other type so)
+/// at `header[*at..]`, moved past: (type, number, size) as the one-byte path gives them, or
+/// what is wrong with the header.
+#[cold]
+#[inline(never)]
+fn long_serial(
+    header: &[u8],
+    at: &mut usize,
+    payload: &[u8],
+    offset: usize,
+) -> Result<(u32, i64, usize), &'static str> {
+    let (serial, n) = varint(header, *at).ok_or("is cut short")?;
+    *at += n;
+    // A value that starts past 4 GiB, or is longer, ends past the payload.
+    let beyond = "gives values beyond the record's end";
+    match serial {
+        0..=127 if SERIALS[serial as usize].reserved => Err(RESERVED),
+        0..=127 => {
+            let e = SERIALS[serial as usize];
+            Ok((
+                serial as u32,
+                e.number(be8_at(payload, offset)),
+                usize::from(e.size),
+            ))
+        }
+        _ => Ok((
+            u32::try_from(serial).map_err(|_| beyond)?,
+            0,
+            usize::try_from((serial - 12) / 2).map_err(|_| beyond)?,
+        )),
+    }
+}
+
+/// The 8 bytes of `payload` from `at`, big-endian, those past its end read as zero (the
+/// caller rejects a record whose values do not fit).
+#[inline(always)]
+fn be8_at(payload: &[u8], at: usize) -> u64 {
+    let be8 = |b: &[u8]| u64::from_be_bytes(b.try_into().expect("8 bytes"));
+    // (`at + 8` wraps only for an offset already past any payload: the range is then empty.)
+    match payload.get(at..at.wrapping_add(8)) {
+        Some(b) => be8(b),
+        None => tail_be8(payload, at),
+    }
+}
+
+/// [`be8_at`] near the payload's end (a record's last values).
+#[inline(never)]
+fn tail_be8(payload: &[u8], at: usize) -> u64 {
+    if payload.len() >= 8 && at <= payload.len() {
+        // The payload's last 8 bytes, moved up to start at `at` (no copy call).
+        let end = payload.len();
+        let last = u64::from_be_bytes(payload[end - 8..].try_into().expect("8 bytes"));
+        return last.checked_shl(8 * (at + 8 - end) as u32).unwrap_or(0);
+    }
+    let mut raw = 0u64;
+    for (k, &b) in payload.get(at..).unwrap_or(&[]).iter().enumerate() {
+        raw |= u64::from(b) << (56 - 8 * k);
+    }
+    raw
+}
 
 #[cfg(test)]
 mod tests {
@@ -344,6 +437,19 @@ mod tests {
         // Only the columns asked for are parsed.
         r.parse(&p, 1).unwrap();
         assert_eq!(r.value(&p, 1, Affinity::Integer), ValueRef::Null);
+        // A small type in two header bytes (SQLite writes none, a varint allows it) reads as
+        // in one; a reserved one so written is an error too, also after a sound column.
+        let p = [4, 0x80, 0x01, 9, 0xfe];
+        r.parse(&p, 8).unwrap();
+        assert_eq!(r.value(&p, 0, Affinity::Integer), ValueRef::Integer(-2));
+        assert_eq!(r.value(&p, 1, Affinity::Integer), ValueRef::Integer(1));
+        let err = r.parse(&[4, 1, 0x80, 0x0b, 7], 8).unwrap_err();
+        assert!(err.0.contains("reserved"), "{}", err.0);
+        // A reserved type before a varint cut short: the first fault is told.
+        let err = r.parse(&[3, 10, 0x81], 8).unwrap_err();
+        assert!(err.0.contains("reserved"), "{}", err.0);
+        let err = r.parse(&[3, 1, 0x81], 8).unwrap_err();
+        assert!(err.0.contains("cut short"), "{}", err.0);
     }
 
     #[test]
