@@ -696,8 +696,10 @@ pub const fn column_index(columns: &[&str], col: &str) -> usize {
 
 /// Reads column `i` as an optional integer, naming the column if its type is wrong.
 ///
-/// Inlined for the integers and NULLs that nearly every column holds; the rest out of line.
-#[inline]
+/// Inlined for the integers and NULLs that nearly every column holds (into each call site: as
+/// a call, its large `Result` went back through memory, 32 instructions a column), the rest out
+/// of line.
+#[inline(always)]
 pub fn int<R: Fields + ?Sized>(
     row: &R,
     i: usize,
