@@ -578,7 +578,7 @@ pub struct RowView<'a> {
 
 impl<'a> RowView<'a> {
     /// Column `i`, borrowed from the block (not from this view).
-    #[inline]
+    #[inline(always)]
     fn get(&self, i: usize) -> rusqlite::Result<ValueRef<'a>> {
         let Some(&k) = self.slot_of.get(i) else {
             return Err(rusqlite::Error::InvalidColumnIndex(i));
@@ -596,7 +596,8 @@ impl<'a> RowView<'a> {
 }
 
 impl Fields for RowView<'_> {
-    #[inline]
+    // Always inlined: a decoder reads a dozen columns of each row through `int`.
+    #[inline(always)]
     fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
         self.get(i)
     }
