@@ -125,8 +125,9 @@ fn digits(v: u64) -> usize {
 /// The timestamps formatted last, kept as text: a record's start and end go on its state line
 /// and again on its event lines, and a link's on its communication line, so over half of the
 /// timestamps a trace writes were formatted a moment before (57 % at 10 MB; the timestamps
-/// are ~60 % of the numbers formatted and most of their digits). A hit is a compare and a
-/// fixed-size copy; a miss formats as [`push_u64`] does and keeps the text in the oldest slot.
+/// are ~60 % of the numbers formatted and most of their digits). A hit is four compares at
+/// most and a fixed-size copy; a miss formats as [`push_u64`] does and keeps the text in the
+/// oldest slot.
 pub struct Stamps {
     slots: [(u64, Piece<24>); STAMPS],
     next: usize,

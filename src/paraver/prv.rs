@@ -123,6 +123,7 @@ pub(crate) struct UsedTypes {
     recent: [(u32, u32); RECENT],
 }
 
+/// Slots of [`UsedTypes::recent`].
 const RECENT: usize = 64;
 
 impl Default for UsedTypes {
