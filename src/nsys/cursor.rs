@@ -482,11 +482,11 @@ impl RowBlock {
         for &s in row.slot_of {
             let cell = match row.cells.get(usize::from(s)).copied().unwrap_or(Cell::Null) {
                 Cell::Text(a, b) => {
-                    let (a, b) = self.copy_bytes(&row.bytes[a..b]);
+                    let (a, b) = append(&mut self.bytes, &row.bytes[a..b]);
                     Cell::Text(a, b)
                 }
                 Cell::Blob(a, b) => {
-                    let (a, b) = self.copy_bytes(&row.bytes[a..b]);
+                    let (a, b) = append(&mut self.bytes, &row.bytes[a..b]);
                     Cell::Blob(a, b)
                 }
                 other => other,
@@ -507,22 +507,8 @@ impl RowBlock {
     /// Sets the `k`th held column of row `row` (both in range) to a copy of `v`.
     #[inline]
     pub fn set_held(&mut self, row: usize, k: usize, v: ValueRef<'_>) {
-        let cell = self.cell_of(v);
+        let cell = cell_in(&mut self.bytes, v);
         self.cells[row * self.width + k] = cell;
-    }
-
-    /// The cell of a copy of `v` (text and blobs copied into the block's bytes).
-    #[inline]
-    fn cell_of(&mut self, v: ValueRef<'_>) -> Cell {
-        cell_in(&mut self.bytes, v)
-    }
-
-    /// Appends `b` to the block's bytes; returns where it lies.
-    #[inline]
-    fn copy_bytes(&mut self, b: &[u8]) -> (usize, usize) {
-        let start = self.bytes.len();
-        self.bytes.extend_from_slice(b);
-        (start, self.bytes.len())
     }
 
     /// Row `row` (in range), its columns named by `columns`.
@@ -540,24 +526,27 @@ impl RowBlock {
 /// The cell of a copy of `v`, its text or blob appended to `bytes` (a block's).
 #[inline]
 fn cell_in(bytes: &mut Vec<u8>, v: ValueRef<'_>) -> Cell {
-    let mut copy = |b: &[u8]| {
-        let start = bytes.len();
-        bytes.extend_from_slice(b);
-        (start, bytes.len())
-    };
     match v {
         ValueRef::Null => Cell::Null,
         ValueRef::Integer(x) => Cell::Integer(x),
         ValueRef::Real(x) => Cell::Real(x),
         ValueRef::Text(t) => {
-            let (a, b) = copy(t);
+            let (a, b) = append(bytes, t);
             Cell::Text(a, b)
         }
         ValueRef::Blob(t) => {
-            let (a, b) = copy(t);
+            let (a, b) = append(bytes, t);
             Cell::Blob(a, b)
         }
     }
+}
+
+/// Appends `b` to a block's `bytes`; returns where it lies.
+#[inline]
+fn append(bytes: &mut Vec<u8>, b: &[u8]) -> (usize, usize) {
+    let start = bytes.len();
+    bytes.extend_from_slice(b);
+    (start, bytes.len())
 }
 
 /// A column's cell number in a block's row.
