@@ -257,11 +257,13 @@ fn table_pass<'a>(
     // Scans whose plans test the same conditions (discovery's grouping and surveys of a table
     // often do) share one test per row: per scan, the first scan with its conditions.
     let mut scans: Vec<(usize, Plan, Take<'a>, usize)> = {
-        let mut first: Vec<usize> = Vec::with_capacity(scans.len());
-        for (k, (_, plan, _)) in scans.iter().enumerate() {
-            let same = (0..k).find(|&j| scans[j].1.same_conditions(plan));
-            first.push(same.map_or(k, |j| first[j]));
-        }
+        let first: Vec<usize> = (0..scans.len())
+            .map(|k| {
+                (0..k)
+                    .find(|&j| scans[j].1.same_conditions(&scans[k].1))
+                    .unwrap_or(k)
+            })
+            .collect();
         (scans.into_iter().zip(first))
             .map(|((i, plan, take), g)| (i, plan, take, g))
             .collect()
