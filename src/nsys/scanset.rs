@@ -124,8 +124,8 @@ impl<'a> ScanSet<'a> {
                 .then(|| second_connection(file))
                 .flatten()
             {
-                let there = share_out(pager, &mut tables);
-                return on_two_threads(conn, pager.clone(), tables, there, &mut queries, n);
+                largest_first(pager, &mut tables);
+                return on_two_threads(conn, pager.clone(), tables, &mut queries, n);
             }
         }
         side_by_side(self.pager, tables, &mut queries, n)
@@ -135,24 +135,33 @@ impl<'a> ScanSet<'a> {
     }
 }
 
-/// The passes `there` made on a second thread over `conn`, the passes `here` and the SQL scans
-/// on this one; how each of the `n` scans ended, by index.
+/// The table passes shared between this thread and a second one over `conn`, and the SQL scans
+/// made on this thread (beside its first pass); how each of the `n` scans ended, by index. This
+/// thread takes the largest pass, the second thread the next (given out before it starts); then
+/// each takes the largest left whenever it is free. So the two end about together whatever a pass costs per row (its rows
+/// and scans more than its pages) and however the machine slows either thread: shared out by
+/// leaf pages beforehand, this thread ended ~100 ms after the other at 1 GB (docs/
+/// PERFORMANCE.md item 36).
 #[cfg(not(target_family = "wasm"))]
 fn on_two_threads<'a>(
     conn: Connection,
     pager: Rc<Pager<'a>>,
-    here: Vec<(u32, Pass<'a>)>,
-    there: Vec<(u32, Pass<'a>)>,
+    passes: Vec<(u32, Pass<'a>)>,
     queries: &mut [(usize, rusqlite::Result<Statement<'a>>, TakeRow<'a>)],
     n: usize,
 ) -> Vec<rusqlite::Result<()>> {
+    let mut passes = passes.into_iter();
+    // The first two given out before the second thread starts: each thread has one at once.
+    let (first, second) = (passes.next(), passes.next());
+    let left = std::sync::Mutex::new(passes);
+    let left = &left;
     std::thread::scope(|scope| {
         let worker = scope.spawn(move || {
             // Checked by `second_connection`: the same file gives a pager again.
             let pager = Pager::shared(&conn, true);
-            side_by_side(pager, there, &mut [], n)
+            passes_taken(second, left, pager, &mut [], n)
         });
-        let here = side_by_side(Some(pager), here, queries, n);
+        let here = passes_taken(first, left, Some(pager), queries, n);
         let there = match worker.join() {
             Ok(there) => there,
             Err(panic) => std::panic::resume_unwind(panic),
@@ -163,6 +172,36 @@ fn on_two_threads<'a>(
             .map(|(a, b)| a.or(b).unwrap_or(Ok(())))
             .collect()
     })
+}
+
+/// `first`, then passes taken one at a time from `left` until none is left, the SQL `queries`
+/// made beside the first pass (or alone, where there was none); how the scans ended, by index.
+#[cfg(not(target_family = "wasm"))]
+fn passes_taken<'a: 'p, 'p>(
+    first: Option<(u32, Pass<'a>)>,
+    left: &std::sync::Mutex<std::vec::IntoIter<(u32, Pass<'a>)>>,
+    pager: Option<Rc<Pager<'p>>>,
+    mut queries: &mut [(usize, rusqlite::Result<Statement<'p>>, TakeRow<'p>)],
+    n: usize,
+) -> Vec<Option<rusqlite::Result<()>>> {
+    let mut outcomes: Vec<Option<rusqlite::Result<()>>> = (0..n).map(|_| None).collect();
+    // A poisoned lock: the other thread panicked, which its join reports.
+    let next = || left.lock().map_or(None, |mut left| left.next());
+    let mut pass = first.or_else(next);
+    loop {
+        // A pass outlives the pager of the thread that takes it (the worker's is its own).
+        let passes: Vec<(u32, Pass<'p>)> = pass.into_iter().collect();
+        let ended = side_by_side(pager.clone(), passes, std::mem::take(&mut queries), n);
+        for (o, e) in outcomes.iter_mut().zip(ended) {
+            if e.is_some() {
+                *o = e;
+            }
+        }
+        pass = next();
+        if pass.is_none() {
+            return outcomes;
+        }
+    }
 }
 
 /// The table passes and SQL scans made side by side on one thread; how each of the `n` scans of
@@ -209,40 +248,14 @@ fn second_connection(file: &std::path::Path) -> Option<Connection> {
     readable.then_some(conn)
 }
 
-/// Takes out of `tables` the passes for a second thread: the tables shared so that the two
-/// threads read about as many leaf pages (the longest first, each to the thread with fewer so
-/// far).
+/// Orders `tables` largest first (by leaf pages), the order the two threads take them in.
 #[cfg(not(target_family = "wasm"))]
-fn share_out<'a>(pager: &Pager, tables: &mut Vec<(u32, Pass<'a>)>) -> Vec<(u32, Pass<'a>)> {
+fn largest_first(pager: &Pager, tables: &mut [(u32, Pass<'_>)]) {
     // Interior pages read at most per table to size it (a 1 GB table has ~800 at 4 KiB pages).
     const MOST_INTERIOR: usize = 4096;
-    let sizes: Vec<u64> = tables
-        .iter()
-        .map(|(root, _)| crate::sqlfile::leaf_pages(pager, *root, MOST_INTERIOR))
-        .collect();
-    let mut order: Vec<usize> = (0..tables.len()).collect();
-    order.sort_by_key(|&t| (std::cmp::Reverse(sizes[t]), t));
-    let (mut here, mut there) = (0u64, 0u64);
-    let mut goes_there = vec![false; tables.len()];
-    for t in order {
-        if there < here {
-            goes_there[t] = true;
-            there += sizes[t];
-        } else {
-            here += sizes[t];
-        }
-    }
-    let mut kept = Vec::new();
-    let mut moved = Vec::new();
-    for (t, pass) in tables.drain(..).enumerate() {
-        if goes_there[t] {
-            moved.push(pass);
-        } else {
-            kept.push(pass);
-        }
-    }
-    *tables = kept;
-    moved
+    tables.sort_by_cached_key(|(root, _)| {
+        std::cmp::Reverse(crate::sqlfile::leaf_pages(pager, *root, MOST_INTERIOR))
+    });
 }
 
 /// One pass over the table at `root` for its scans: each row parsed once (as far as the scan
