@@ -137,11 +137,11 @@ impl<'a> ScanSet<'a> {
 
 /// The table passes shared between this thread and a second one over `conn`, and the SQL scans
 /// made on this thread (beside its first pass); how each of the `n` scans ended, by index. This
-/// thread takes the largest pass, the second thread the next (given out before it starts); then
-/// each takes the largest left whenever it is free. So the two end about together whatever a pass costs per row (its rows
-/// and scans more than its pages) and however the machine slows either thread: shared out by
-/// leaf pages beforehand, this thread ended ~100 ms after the other at 1 GB (docs/
-/// PERFORMANCE.md item 36).
+/// thread takes the largest pass, the second thread the next (given out before it starts);
+/// then each takes the largest left whenever it is free. So the two end about together,
+/// whatever a pass costs per row (its rows and scans more than its pages) and however the
+/// machine slows either thread: shared out by leaf pages beforehand, this thread ended ~100 ms
+/// after the other at 1 GB (docs/PERFORMANCE.md item 36).
 #[cfg(not(target_family = "wasm"))]
 fn on_two_threads<'a>(
     conn: Connection,
