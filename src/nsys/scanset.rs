@@ -185,8 +185,14 @@ fn passes_taken<'a: 'p, 'p>(
     n: usize,
 ) -> Vec<Option<rusqlite::Result<()>>> {
     let mut outcomes: Vec<Option<rusqlite::Result<()>>> = (0..n).map(|_| None).collect();
-    // A poisoned lock: the other thread panicked, which its join reports.
-    let next = || left.lock().map_or(None, |mut left| left.next());
+    // A lock is held only to take a pass, which cannot panic; were it poisoned, the passes
+    // left are still whole, and none may go untaken (its scans would seem to have ended).
+    let next = || {
+        let mut left = left
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        left.next()
+    };
     let mut pass = first.or_else(next);
     loop {
         // A pass outlives the pager of the thread that takes it (the worker's is its own).
