@@ -203,7 +203,9 @@ fn passes_taken<'a: 'p, 'p>(
                 *o = e;
             }
         }
-        pass = next();
+        // Without a pager (not met: `second_connection` checked) a thread takes no more: its
+        // passes would all end as damage, which sends discovery to SQLite for their tables.
+        pass = pager.as_ref().and_then(|_| next());
         if pass.is_none() {
             return outcomes;
         }
