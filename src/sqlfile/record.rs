@@ -98,11 +98,7 @@ impl Record {
                 at += 1;
                 let e = SERIALS[usize::from(b)];
                 reserved |= e.reserved;
-                (
-                    u32::from(b),
-                    e.number(be8_at(payload, offset)),
-                    usize::from(e.size),
-                )
+                e.column(u32::from(b), payload, offset)
             } else {
                 match long_serial(header, &mut at, payload, offset) {
                     Ok(parsed) => parsed,
@@ -198,6 +194,17 @@ impl Serial {
     fn number(self, raw: u64) -> i64 {
         (((raw as i64) >> self.shift) & -i64::from(self.keep)) + i64::from(self.add)
     }
+
+    /// (type, number, size) of a column of this type, `serial`, whose value starts at `offset`
+    /// of `payload`: what the parse keeps of it.
+    #[inline(always)]
+    fn column(self, serial: u32, payload: &[u8], offset: usize) -> (u32, i64, usize) {
+        (
+            serial,
+            self.number(be8_at(payload, offset)),
+            usize::from(self.size),
+        )
+    }
 }
 
 /// [`Serial`] of each one-byte serial type.
@@ -257,14 +264,7 @@ fn long_serial(
     let beyond = "gives values beyond the record's end";
     match serial {
         0..=127 if SERIALS[serial as usize].reserved => Err(RESERVED),
-        0..=127 => {
-            let e = SERIALS[serial as usize];
-            Ok((
-                serial as u32,
-                e.number(be8_at(payload, offset)),
-                usize::from(e.size),
-            ))
-        }
+        0..=127 => Ok(SERIALS[serial as usize].column(serial as u32, payload, offset)),
         _ => Ok((
             u32::try_from(serial).map_err(|_| beyond)?,
             0,
