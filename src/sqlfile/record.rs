@@ -46,7 +46,7 @@ pub struct Record {
 /// [`Record::parse`]).
 #[derive(Clone, Copy)]
 struct Col {
-    /// Serial types 1–6, 8, 9: the integer; 7: the bits of the double.
+    /// Serial types 1–6: the integer; 7: the bits of the double; other types: not read.
     int: i64,
     /// Where the value starts in the payload.
     at: u32,
@@ -100,8 +100,11 @@ impl Record {
                 reserved |= e.reserved;
                 e.column(u32::from(b), payload, offset)
             } else {
-                match long_serial(header, &mut at, payload, offset) {
-                    Ok(parsed) => parsed,
+                match long_serial(header, at, payload, offset) {
+                    Ok((parsed, next)) => {
+                        at = next;
+                        parsed
+                    }
                     Err(why) => {
                         self.cols.clear();
                         // A reserved type met before is the first fault, as it was found.
@@ -130,6 +133,11 @@ impl Record {
             self.cols.clear();
             return Err(bad("gives values beyond the record's end"));
         }
+        // Only there can a value end within the payload's first 8 bytes (every value ends
+        // past the header).
+        if header_len < 8 {
+            numbers_near_start(&mut self.cols, payload);
+        }
         Ok(())
     }
 
@@ -143,6 +151,8 @@ impl Record {
         let (at, serial) = (at as usize, u64::from(serial));
         match serial {
             1..=6 | 8 | 9 => {
+                // 8 and 9 are 0 and 1, in no bytes: their parsed number is not theirs.
+                let int = if serial >= 8 { serial as i64 - 8 } else { int };
                 if affinity == Affinity::Real {
                     ValueRef::Real(int as f64)
                 } else {
@@ -173,37 +183,36 @@ impl Record {
 }
 
 /// What a one-byte serial type (below 128) says: its value's size, and how its number comes
-/// out of the 8 big-endian bytes at the value's start — an arithmetic shift right (which
-/// sign-extends), then kept or zeroed, then `add`. Types 1–6 keep their 1, 2, 3, 4, 6 or 8
-/// bytes, 7 the double's bits, 8 and 9 give 0 and 1 from nothing, NULL (0) and text and blobs
-/// (12 and up) give 0. So every column's number is the same few operations, without a branch
+/// out of the 8 big-endian bytes that end where the value ends — shifted left by `shift`, then
+/// arithmetically right by as much, which keeps the value's own bytes, sign-extended. Types
+/// 1–6 so give their 1, 2, 3, 4, 6 or 8 bytes as an integer, 7 the double's bits. The number
+/// of any other type is never read ([`Record::value`]: 8 and 9 are the constants 0 and 1,
+/// stored in no bytes), so every column's number is the same few operations, without a branch
 /// on its type (the types change from one column to the next: a branch would be mispredicted).
+///
+/// Why the bytes that end the value, not those that start it: a record's last values end
+/// where the payload ends, so 8 bytes from their start would run past it (and took a slower
+/// path, one or two values per row); 8 bytes up to their end lie in the payload whenever it
+/// has 8 bytes before that end, which the header alone gives but for the smallest records.
 #[derive(Clone, Copy)]
 struct Serial {
     size: u8,
     shift: u8,
-    keep: bool,
-    add: u8,
     /// 10 and 11.
     reserved: bool,
 }
 
 impl Serial {
-    /// The number of a value whose first 8 bytes (big-endian, zeros past the payload) are `raw`.
-    #[inline(always)]
-    fn number(self, raw: u64) -> i64 {
-        (((raw as i64) >> self.shift) & -i64::from(self.keep)) + i64::from(self.add)
-    }
-
     /// (type, number, size) of a column of this type, `serial`, whose value starts at `offset`
-    /// of `payload`: what the parse keeps of it.
+    /// of `payload`: what the parse keeps of it (the number mended by [`numbers_near_start`]
+    /// where the value ends within the payload's first 8 bytes). A value that would end past
+    /// the payload reads its last bytes: the record is rejected once its header is read.
     #[inline(always)]
     fn column(self, serial: u32, payload: &[u8], offset: usize) -> (u32, i64, usize) {
-        (
-            serial,
-            self.number(be8_at(payload, offset)),
-            usize::from(self.size),
-        )
+        let size = usize::from(self.size);
+        let raw = be8_ending(payload, offset.saturating_add(size).min(payload.len()));
+        let number = ((raw << self.shift) as i64) >> self.shift;
+        (serial, number, size)
     }
 }
 
@@ -213,21 +222,15 @@ const SERIALS: [Serial; 128] = {
     let mut t = [Serial {
         size: 0,
         shift: 0,
-        keep: false,
-        add: 0,
         reserved: false,
     }; 128];
     let mut s = 0;
     while s < 128 {
         t[s] = match s {
-            0 | 8 | 9 => Serial {
-                add: (s == 9) as u8,
-                ..t[s]
-            },
+            0 | 8 | 9 => t[s],
             1..=7 => Serial {
                 size: FIXED_SIZES[s],
                 shift: 64 - 8 * FIXED_SIZES[s],
-                keep: true,
                 ..t[s]
             },
             10 | 11 => Serial {
@@ -248,57 +251,59 @@ const SERIALS: [Serial; 128] = {
 const RESERVED: &str = "has a reserved serial type (10 or 11)";
 
 /// A serial type of more than one byte (long text and blobs; SQLite writes no other type so)
-/// at `header[*at..]`, moved past: (type, number, size) as the one-byte path gives them, or
-/// what is wrong with the header.
+/// at `header[at..]`: (type, number, size) as the one-byte path gives them and where the next
+/// type starts, or what is wrong with the header. (`at` is not passed by reference: the
+/// header's loop then kept it on the stack.)
 #[cold]
 #[inline(never)]
 fn long_serial(
     header: &[u8],
-    at: &mut usize,
+    at: usize,
     payload: &[u8],
     offset: usize,
-) -> Result<(u32, i64, usize), &'static str> {
-    let (serial, n) = varint(header, *at).ok_or("is cut short")?;
-    *at += n;
+) -> Result<((u32, i64, usize), usize), &'static str> {
+    let (serial, n) = varint(header, at).ok_or("is cut short")?;
     // A value that starts past 4 GiB, or is longer, ends past the payload.
     let beyond = "gives values beyond the record's end";
-    match serial {
-        0..=127 if SERIALS[serial as usize].reserved => Err(RESERVED),
-        0..=127 => Ok(SERIALS[serial as usize].column(serial as u32, payload, offset)),
-        _ => Ok((
+    let parsed = match serial {
+        0..=127 if SERIALS[serial as usize].reserved => return Err(RESERVED),
+        0..=127 => SERIALS[serial as usize].column(serial as u32, payload, offset),
+        _ => (
             u32::try_from(serial).map_err(|_| beyond)?,
             0,
             usize::try_from((serial - 12) / 2).map_err(|_| beyond)?,
-        )),
-    }
+        ),
+    };
+    Ok((parsed, at + n))
 }
 
-/// The 8 bytes of `payload` from `at`, big-endian, those past its end read as zero (the
-/// caller rejects a record whose values do not fit).
+/// The 8 bytes of `payload` that end at `end`, big-endian; 0 where `end` is within its
+/// first 8 bytes (or past its end), which [`numbers_near_start`] mends after the header's
+/// loop (a call to it from within the loop made the loop keep its values on the stack).
 #[inline(always)]
-fn be8_at(payload: &[u8], at: usize) -> u64 {
-    let be8 = |b: &[u8]| u64::from_be_bytes(b.try_into().expect("8 bytes"));
-    // (`at + 8` wraps only for an offset already past any payload: the range is then empty.)
-    match payload.get(at..at.wrapping_add(8)) {
-        Some(b) => be8(b),
-        None => tail_be8(payload, at),
+fn be8_ending(payload: &[u8], end: usize) -> u64 {
+    match payload.get(end.wrapping_sub(8)..end) {
+        Some(b) => u64::from_be_bytes(b.try_into().expect("8 bytes")),
+        None => 0,
     }
 }
 
-/// [`be8_at`] near the payload's end (a record's last values).
+/// The numbers of the values of `cols` (a header's one-byte types, parsed from `payload`) that
+/// end within its first 8 bytes, where [`be8_ending`] read none: the bytes up to their end,
+/// zeros before the payload's start.
+#[cold]
 #[inline(never)]
-fn tail_be8(payload: &[u8], at: usize) -> u64 {
-    if payload.len() >= 8 && at <= payload.len() {
-        // The payload's last 8 bytes, moved up to start at `at` (no copy call).
-        let end = payload.len();
-        let last = u64::from_be_bytes(payload[end - 8..].try_into().expect("8 bytes"));
-        return last.checked_shl(8 * (at + 8 - end) as u32).unwrap_or(0);
+fn numbers_near_start(cols: &mut [Col], payload: &[u8]) {
+    for col in cols.iter_mut().filter(|c| c.serial < 128) {
+        let e = SERIALS[col.serial as usize];
+        let end = col.at as usize + usize::from(e.size);
+        if end < 8 {
+            let raw = payload[..end]
+                .iter()
+                .fold(0u64, |raw, &b| raw << 8 | u64::from(b));
+            col.int = ((raw << e.shift) as i64) >> e.shift;
+        }
     }
-    let mut raw = 0u64;
-    for (k, &b) in payload.get(at..).unwrap_or(&[]).iter().enumerate() {
-        raw |= u64::from(b) << (56 - 8 * k);
-    }
-    raw
 }
 
 #[cfg(test)]
@@ -399,6 +404,27 @@ mod tests {
                 ValueRef::Integer(-1)
             );
         }
+    }
+
+    #[test]
+    fn numbers_read_whole_wherever_they_end() {
+        // A header of 10 bytes (every value ends past the payload's 8th byte), the last value
+        // ending the payload; then a header of 3 bytes whose first value ends at its 4th byte
+        // and whose second ends past the 8th.
+        let mut r = Record::default();
+        let mut serials = vec![0u8; 7];
+        serials.extend_from_slice(&[1, 6]);
+        let mut values = vec![0x80];
+        values.extend_from_slice(&(-3i64).to_be_bytes());
+        let p = record(&serials, &values);
+        r.parse(&p, 16).unwrap();
+        assert_eq!(r.value(&p, 6, Affinity::Integer), ValueRef::Null);
+        assert_eq!(r.value(&p, 7, Affinity::Integer), ValueRef::Integer(-128));
+        assert_eq!(r.value(&p, 8, Affinity::Integer), ValueRef::Integer(-3));
+        let p = record(&[1, 4], &[0x05, 0xff, 0xff, 0xff, 0xfe]);
+        r.parse(&p, 16).unwrap();
+        assert_eq!(r.value(&p, 0, Affinity::Integer), ValueRef::Integer(5));
+        assert_eq!(r.value(&p, 1, Affinity::Integer), ValueRef::Integer(-2));
     }
 
     #[test]
