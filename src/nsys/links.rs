@@ -26,7 +26,7 @@ use super::partitioned::{Aux, AuxRule, Member, OrderedRows, PartitionedRows, Spe
 use super::select::{Expr, Select, Val};
 use super::Schema;
 use crate::error::{Error, Result};
-use crate::model::{Link, LinkKind, Record};
+use crate::model::{Link, LinkKind, Record, ThreadId};
 use crate::options::Family;
 
 /// The GPU tables that links point to: (link family: 0 launch, 1–2 memory; family).
@@ -205,29 +205,28 @@ struct Op {
     fam: i64,
     tbl: i64,
     rid: i64,
-    gpid: i64,
-    stream: [Option<i64>; 3],
+    /// Its resource (stream) in the process's reader: [`ProcessOps::stream_of`].
+    partition: usize,
     bytes: Option<i64>,
 }
 
 /// The GPU side of one process: its streams merged in correlation id order.
 struct ProcessOps<'c> {
     rows: Box<dyn OrderedRows + 'c>,
-    /// An operation read past the current call's correlation id.
+    /// The next operation, read past the correlation ids joined so far.
     ahead: Option<Op>,
     /// Operations whose call has not come yet, by correlation id.
     waiting: BTreeMap<i64, Vec<Op>>,
+    /// Per resource of `rows`, its stream's object once looked up (`Some(None)`: not a stream
+    /// discovery found): a lookup by key per link cost more.
+    streams: Vec<Option<Option<ThreadId>>>,
 }
 
 impl ProcessOps<'_> {
     fn next_op(&mut self, cx: &SourceCx) -> Result<Option<Op>> {
-        if let Some(op) = self.ahead.take() {
-            return Ok(Some(op));
-        }
         let Some(n) = self.rows.next_row(&cx.file)? else {
             return Ok(None);
         };
-        let key = self.rows.keys()[n.partition];
         let row = self.rows.row(n.row);
         let g = |i: usize| int(&row, i, cx, WHAT);
         let op = Op {
@@ -236,11 +235,28 @@ impl ProcessOps<'_> {
             fam: g(2)?.unwrap_or(0),
             tbl: g(3)?.unwrap_or(0),
             rid: n.rid,
-            gpid: key[0].unwrap_or(0),
-            stream: [key[1], key[2], key[3]],
+            partition: n.partition,
             bytes: g(1)?,
         };
         Ok(Some(op))
+    }
+
+    /// The stream object of resource `partition` (its key: globalPid, deviceId, context,
+    /// streamId), as [`link`] finds it.
+    fn stream_of(&mut self, partition: usize, cx: &SourceCx) -> Option<ThreadId> {
+        if self.streams.len() <= partition {
+            self.streams.resize(partition + 1, None);
+        }
+        *self.streams[partition].get_or_insert_with(|| {
+            let k = self.rows.keys()[partition];
+            let key = (
+                process_key(k[0].unwrap_or(0)),
+                u32_or_0(k[1]),
+                u32_or_0(k[2]),
+                u32_or_0(k[3]),
+            );
+            cx.streams.get(&key).map(|&(to, _)| to)
+        })
     }
 }
 
@@ -331,6 +347,7 @@ impl<'c> Operations<'c> {
                             rows: read(gpu, s),
                             ahead: None,
                             waiting: BTreeMap::new(),
+                            streams: Vec::new(),
                         },
                     )
                 })
@@ -351,12 +368,20 @@ impl<'c> Operations<'c> {
         let (corr, floor) = (call.corr, call.floor);
         let matched = &mut self.matched;
         matched.clear();
-        matched.extend(p.waiting.remove(&corr).into_iter().flatten());
-        while let Some(op) = p.next_op(cx)? {
-            if op.corr > corr {
-                p.ahead = Some(op);
-                break;
+        if !p.waiting.is_empty() {
+            matched.extend(p.waiting.remove(&corr).into_iter().flatten());
+        }
+        loop {
+            if p.ahead.is_none() {
+                p.ahead = p.next_op(cx)?;
             }
+            // Looked at in place: most calls (all but launches and copies) have no operation,
+            // and the one read ahead stays for a later call.
+            match &p.ahead {
+                Some(op) if op.corr <= corr => {}
+                _ => break,
+            }
+            let op = p.ahead.take().expect("looked at above");
             if op.corr == corr {
                 matched.push(op);
             } else if floor.is_some_and(|f| op.corr >= f) {
@@ -371,20 +396,28 @@ impl<'c> Operations<'c> {
                 None => BTreeMap::new(),
             };
         }
+        if matched.is_empty() {
+            return Ok(());
+        }
         matched.sort_by_key(|o| (o.start, o.fam, o.tbl, o.rid));
+        // As `link` makes them: none where the thread or the stream is not a known object.
+        let from = cx.threads.get(&call.gtid).copied();
         for op in matched.drain(..) {
-            if let Some(r) = link(
-                cx,
-                call.start,
-                call.gtid,
-                op.start,
-                op.gpid,
-                op.stream,
-                op.bytes,
-                Some(op.fam),
-            ) {
-                out.push_back(r);
-            }
+            let (Some(from), Some(to)) = (from, p.stream_of(op.partition, cx)) else {
+                continue;
+            };
+            out.push_back(Record::Link(Link {
+                from,
+                send: cx.time(call.start),
+                to,
+                recv: cx.time(op.start),
+                bytes: u64_or_0(op.bytes),
+                kind: if op.fam == 0 {
+                    LinkKind::Launch
+                } else {
+                    LinkKind::Memory
+                },
+            }));
         }
         Ok(())
     }
