@@ -16,27 +16,53 @@ use super::cursor::Fields;
 use super::select::{Cond, Select, Val};
 use crate::sqlfile::{Affinity, Pager, Record, Table};
 
-/// Where a value of a row comes from.
+/// Where a value of a row comes from. A column's affinity is chosen here, once: only REAL
+/// changes what a read gives (a test of the affinity per value was a tenth of a row's copy).
 #[derive(Clone, Debug, PartialEq)]
 enum Src {
-    /// A column stored in the record (not the rowid's alias), with its affinity.
-    Column(usize, Affinity),
+    /// A column stored in the record (not the rowid's alias), of any affinity but REAL.
+    Column(usize),
+    /// A column of REAL affinity (its integers read as reals).
+    RealColumn(usize),
     Rowid,
     Int(i64),
     Null,
     /// `COALESCE(column, k)`: a column stored in the record, or `k` where it is NULL.
-    ColumnOr(usize, Affinity, i64),
+    ColumnOr(usize, i64),
+    RealColumnOr(usize, i64),
 }
 
 impl Src {
+    /// A column stored in the record, of this affinity.
+    fn column(i: usize, affinity: Affinity) -> Src {
+        if affinity == Affinity::Real {
+            Src::RealColumn(i)
+        } else {
+            Src::Column(i)
+        }
+    }
+
     /// `COALESCE(self, k)`, flat: only a column can be NULL, and a value that never is (a
     /// rowid, a number, another `COALESCE`) stays itself. Flat, [`Plan::eval`] is not
     /// recursive, and so it inlines into the per-row loops.
     fn or(self, k: i64) -> Src {
         match self {
-            Src::Column(i, affinity) => Src::ColumnOr(i, affinity, k),
+            Src::Column(i) => Src::ColumnOr(i, k),
+            Src::RealColumn(i) => Src::RealColumnOr(i, k),
             Src::Null => Src::Int(k),
-            never_null @ (Src::Rowid | Src::Int(_) | Src::ColumnOr(..)) => never_null,
+            never_null @ (Src::Rowid | Src::Int(_) | Src::ColumnOr(..) | Src::RealColumnOr(..)) => {
+                never_null
+            }
+        }
+    }
+
+    /// The record column it reads, if any.
+    fn record_column(&self) -> Option<usize> {
+        match self {
+            Src::Column(i) | Src::RealColumn(i) | Src::ColumnOr(i, _) | Src::RealColumnOr(i, _) => {
+                Some(*i)
+            }
+            Src::Rowid | Src::Int(_) | Src::Null => None,
         }
     }
 }
@@ -90,7 +116,7 @@ impl Plan {
             Some(if c.rowid_alias {
                 Src::Rowid
             } else {
-                Src::Column(i, c.affinity)
+                Src::column(i, c.affinity)
             })
         };
         fn src(v: &Val, column: &dyn Fn(&str) -> Option<Src>) -> Option<Src> {
@@ -127,17 +153,10 @@ impl Plan {
         else {
             return Ok(None);
         };
-        fn last(s: &Src) -> Option<usize> {
-            match s {
-                Src::Column(i, _) => Some(*i),
-                Src::ColumnOr(i, ..) => Some(*i),
-                _ => None,
-            }
-        }
         let upto = outputs
             .iter()
             .chain(conds.iter().map(|(src, _)| src))
-            .filter_map(last)
+            .filter_map(Src::record_column)
             .max()
             .map_or(0, |c| c + 1);
         Ok(Some(Plan {
@@ -178,11 +197,16 @@ impl Plan {
     #[inline(always)]
     fn eval<'p>(&self, row: &Row<'p, '_>, src: &Src) -> ValueRef<'p> {
         match src {
-            Src::Column(i, affinity) => row.record.value(row.payload, *i, *affinity),
+            Src::Column(i) => row.record.stored_value(row.payload, *i),
+            Src::RealColumn(i) => row.record.real_value(row.payload, *i),
             Src::Rowid => ValueRef::Integer(row.rowid),
             Src::Int(k) => ValueRef::Integer(*k),
             Src::Null => ValueRef::Null,
-            Src::ColumnOr(i, affinity, k) => match row.record.value(row.payload, *i, *affinity) {
+            Src::ColumnOr(i, k) => match row.record.stored_value(row.payload, *i) {
+                ValueRef::Null => ValueRef::Integer(*k),
+                v => v,
+            },
+            Src::RealColumnOr(i, k) => match row.record.real_value(row.payload, *i) {
                 ValueRef::Null => ValueRef::Integer(*k),
                 v => v,
             },

@@ -145,21 +145,44 @@ impl Record {
     /// it from a column of this affinity.
     #[inline]
     pub fn value<'p>(&self, payload: &'p [u8], i: usize, affinity: Affinity) -> ValueRef<'p> {
+        if affinity == Affinity::Real {
+            self.real_value(payload, i)
+        } else {
+            self.stored_value(payload, i)
+        }
+    }
+
+    /// [`value`](Self::value) for a column of any affinity but REAL (only REAL changes what a
+    /// read gives): split so that a compiled query chooses once, not a test per value.
+    #[inline(always)]
+    pub fn stored_value<'p>(&self, payload: &'p [u8], i: usize) -> ValueRef<'p> {
+        self.read(payload, i, ValueRef::Integer)
+    }
+
+    /// [`value`](Self::value) for a column of REAL affinity: its integers read as reals.
+    #[inline(always)]
+    pub fn real_value<'p>(&self, payload: &'p [u8], i: usize) -> ValueRef<'p> {
+        self.read(payload, i, |x| ValueRef::Real(x as f64))
+    }
+
+    /// Column `i`, its integers given by `integer`.
+    #[inline(always)]
+    fn read<'p>(
+        &self,
+        payload: &'p [u8],
+        i: usize,
+        integer: impl Fn(i64) -> ValueRef<'p>,
+    ) -> ValueRef<'p> {
         let Some(&Col { int, at, serial }) = self.cols.get(i) else {
             return ValueRef::Null;
         };
         let (at, serial) = (at as usize, u64::from(serial));
         match serial {
-            1..=6 | 8 | 9 => {
-                // 8 and 9 are 0 and 1, in no bytes: their parsed number is not theirs.
-                let int = if serial >= 8 { serial as i64 - 8 } else { int };
-                if affinity == Affinity::Real {
-                    ValueRef::Real(int as f64)
-                } else {
-                    ValueRef::Integer(int)
-                }
-            }
+            1..=6 => integer(int),
             0 => ValueRef::Null,
+            // 0 and 1, in no bytes (their parsed number is not theirs): an arm of their own,
+            // not a test on the integers' way.
+            8 | 9 => integer(serial as i64 - 8),
             7 => {
                 let x = f64::from_bits(int as u64);
                 // SQLite reads a stored NaN as NULL.
