@@ -28,6 +28,9 @@ pub struct Inspected {
     held: Held,
 }
 
+// One value per page, kept in a thread-local slot: the variants' sizes differ (a reading
+// session holds its cursors, heaps and counts), which costs nothing here.
+#[allow(clippy::large_enum_variant)]
 enum Held {
     Open {
         exports: Vec<Export>,
