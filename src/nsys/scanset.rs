@@ -316,19 +316,22 @@ fn table_pass<'a>(
                     record: &record,
                 };
                 admitted.fill(None);
-                scans.retain_mut(|(i, plan, take, g)| {
+                // A plain loop: a scan ends seldom (once per scan at most), and only then is
+                // one taken out.
+                let mut k = 0;
+                while k < scans.len() {
+                    let (i, plan, take, g) = &mut scans[k];
                     let admits = *admitted[*g].get_or_insert_with(|| plan.admits(&row));
-                    if !admits {
-                        return true;
-                    }
-                    match take(Ok(&PlanRow { plan, row })) {
-                        Ok(true) => true,
-                        ended => {
-                            outcomes[*i] = Some(ended.map(|_| ()));
-                            false
+                    if admits {
+                        let taken = take(Ok(&PlanRow { plan, row }));
+                        if !matches!(taken, Ok(true)) {
+                            outcomes[*i] = Some(taken.map(|_| ()));
+                            drop(scans.remove(k));
+                            continue;
                         }
                     }
-                });
+                    k += 1;
+                }
             }
             Err(damage) => {
                 for (i, _, take, _) in scans.iter_mut() {
