@@ -202,15 +202,18 @@ impl Plan {
             Src::Rowid => ValueRef::Integer(row.rowid),
             Src::Int(k) => ValueRef::Integer(*k),
             Src::Null => ValueRef::Null,
-            Src::ColumnOr(i, k) => match row.record.stored_value(row.payload, *i) {
-                ValueRef::Null => ValueRef::Integer(*k),
-                v => v,
-            },
-            Src::RealColumnOr(i, k) => match row.record.real_value(row.payload, *i) {
-                ValueRef::Null => ValueRef::Integer(*k),
-                v => v,
-            },
+            Src::ColumnOr(i, k) => or_int(row.record.stored_value(row.payload, *i), *k),
+            Src::RealColumnOr(i, k) => or_int(row.record.real_value(row.payload, *i), *k),
         }
+    }
+}
+
+/// `COALESCE(v, k)`.
+#[inline(always)]
+fn or_int(v: ValueRef<'_>, k: i64) -> ValueRef<'_> {
+    match v {
+        ValueRef::Null => ValueRef::Integer(k),
+        v => v,
     }
 }
 

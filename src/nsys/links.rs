@@ -155,28 +155,46 @@ fn link(
     bytes: Option<i64>,
     fam: Option<i64>,
 ) -> Option<Record> {
+    let (Some(to), Some(&from)) = (stream_object(cx, gpid, stream), cx.threads.get(&gtid)) else {
+        return None;
+    };
+    Some(link_between(cx, (from, send), (to, recv), bytes, fam))
+}
+
+/// The object of the stream (globalPid, then deviceId, context and streamId), if discovery
+/// found it.
+fn stream_object(cx: &SourceCx, gpid: i64, stream: [Option<i64>; 3]) -> Option<ThreadId> {
     let key = (
         process_key(gpid),
         u32_or_0(stream[0]),
         u32_or_0(stream[1]),
         u32_or_0(stream[2]),
     );
-    let (Some(&(to, _)), Some(&from)) = (cx.streams.get(&key), cx.threads.get(&gtid)) else {
-        return None;
-    };
+    cx.streams.get(&key).map(|&(to, _)| to)
+}
+
+/// The link record from a thread's call (its object, raw start) to a stream's operation (its
+/// object, raw start) of link family `fam` (0: a launch).
+fn link_between(
+    cx: &SourceCx,
+    (from, send): (ThreadId, i64),
+    (to, recv): (ThreadId, i64),
+    bytes: Option<i64>,
+    fam: Option<i64>,
+) -> Record {
     let kind = if fam == Some(0) {
         LinkKind::Launch
     } else {
         LinkKind::Memory
     };
-    Some(Record::Link(Link {
+    Record::Link(Link {
         from,
         send: cx.time(send),
         to,
         recv: cx.time(recv),
         bytes: u64_or_0(bytes),
         kind,
-    }))
+    })
 }
 
 pub fn decode<R: Fields + ?Sized>(row: &R, cx: &mut SourceCx) -> Result<Option<Record>> {
@@ -242,20 +260,14 @@ impl ProcessOps<'_> {
     }
 
     /// The stream object of resource `partition` (its key: globalPid, deviceId, context,
-    /// streamId), as [`link`] finds it.
+    /// streamId), looked up once.
     fn stream_of(&mut self, partition: usize, cx: &SourceCx) -> Option<ThreadId> {
         if self.streams.len() <= partition {
             self.streams.resize(partition + 1, None);
         }
         *self.streams[partition].get_or_insert_with(|| {
             let k = self.rows.keys()[partition];
-            let key = (
-                process_key(k[0].unwrap_or(0)),
-                u32_or_0(k[1]),
-                u32_or_0(k[2]),
-                u32_or_0(k[3]),
-            );
-            cx.streams.get(&key).map(|&(to, _)| to)
+            stream_object(cx, k[0].unwrap_or(0), [k[1], k[2], k[3]])
         })
     }
 }
@@ -406,18 +418,13 @@ impl<'c> Operations<'c> {
             let (Some(from), Some(to)) = (from, p.stream_of(op.partition, cx)) else {
                 continue;
             };
-            out.push_back(Record::Link(Link {
-                from,
-                send: cx.time(call.start),
-                to,
-                recv: cx.time(op.start),
-                bytes: u64_or_0(op.bytes),
-                kind: if op.fam == 0 {
-                    LinkKind::Launch
-                } else {
-                    LinkKind::Memory
-                },
-            }));
+            out.push_back(link_between(
+                cx,
+                (from, call.start),
+                (to, op.start),
+                op.bytes,
+                Some(op.fam),
+            ));
         }
         Ok(())
     }

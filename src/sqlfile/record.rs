@@ -226,6 +226,12 @@ struct Serial {
 }
 
 impl Serial {
+    /// The number of a value of this type whose bytes end `raw` (big-endian).
+    #[inline(always)]
+    fn number(self, raw: u64) -> i64 {
+        ((raw << self.shift) as i64) >> self.shift
+    }
+
     /// (type, number, size) of a column of this type, `serial`, whose value starts at `offset`
     /// of `payload`: what the parse keeps of it (the number mended by [`numbers_near_start`]
     /// where the value ends within the payload's first 8 bytes). A value that would end past
@@ -234,8 +240,7 @@ impl Serial {
     fn column(self, serial: u32, payload: &[u8], offset: usize) -> (u32, i64, usize) {
         let size = usize::from(self.size);
         let raw = be8_ending(payload, offset.saturating_add(size).min(payload.len()));
-        let number = ((raw << self.shift) as i64) >> self.shift;
-        (serial, number, size)
+        (serial, self.number(raw), size)
     }
 }
 
@@ -324,7 +329,7 @@ fn numbers_near_start(cols: &mut [Col], payload: &[u8]) {
             let raw = payload[..end]
                 .iter()
                 .fold(0u64, |raw, &b| raw << 8 | u64::from(b));
-            col.int = ((raw << e.shift) as i64) >> e.shift;
+            col.int = e.number(raw);
         }
     }
 }
