@@ -357,12 +357,17 @@ mod cli {
         }
 
         /// The trace's file: its pages dropped from the cache once written back
-        /// (prvsight::drop_behind), and written on a thread of its own where the conversion may
-        /// use a second one (src/paraver/background.rs): the kernel's copy of the .prv into the
-        /// page cache then runs beside the sinks instead of on their thread.
+        /// (prvsight::drop_behind), and written on a thread of its own where a core is free for
+        /// it (src/paraver/background.rs): the kernel's copy of the .prv into the page cache
+        /// then runs beside the sinks instead of on their thread. With two cores the reading
+        /// thread and the sinks have one each, and the sinks' wait for batches leaves room for
+        /// the copy on theirs, while a third thread takes turns with the reading thread, which
+        /// bounds the conversion: there the copy stays on the sinks' thread
+        /// (docs/PERFORMANCE.md item 38).
         fn trace(&mut self, p: &Path, opts: &Options) -> Result<Box<dyn Write + Send>> {
             let file = DropBehindFile::new(self.file(p)?);
-            if !opts.second_thread_allowed() {
+            let spare_core = std::thread::available_parallelism().is_ok_and(|n| n.get() > 2);
+            if !opts.second_thread_allowed() || !spare_core {
                 return Ok(Box::new(BufWriter::with_capacity(1 << 20, file)));
             }
             Ok(Box::new(BackgroundWriter::new(file)))
