@@ -110,13 +110,6 @@ pub(crate) fn open_read_only(path: &std::path::Path) -> rusqlite::Result<Connect
     )?;
     // Sorts of big tables spill to temporary files instead of growing memory (see nsys/mod.rs).
     let _ = conn.execute_batch("PRAGMA temp_store = FILE; PRAGMA cache_size = -8192;");
-    // The file's shared lock taken once and held: in SQLite's default mode every statement's
-    // read transaction locked and unlocked the file (four `fcntl`) and looked for a hot journal
-    // and a WAL (`stat`) — 1 468 `fcntl` and 1 273 `stat` calls in a 10 MB conversion, 8 and
-    // 52 with this. A read-only connection never writes, so it never asks for more than a
-    // shared lock, which leaves other readers free. On a network file system (an HPC cluster's
-    // shared home), each lock is a round trip to the server (docs/PERFORMANCE.md item 38).
-    let _ = conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE;");
     configure(&conn);
     Ok(conn)
 }
