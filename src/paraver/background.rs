@@ -7,8 +7,10 @@
 //! as they are first touched (a `dd` of 3.2 GB from /dev/zero into tmpfs: 0.6–2.7 GB/s from
 //! one run to the next): at 1 GB of input it was 24 % of a conversion's samples, all on the
 //! sinks' thread, which bounded the end of the run (docs/PERFORMANCE.md item 14). Here it runs
-//! beside the sinks. The bytes and their order are the caller's, whatever the buffers (tests
-//! below).
+//! beside the sinks. The CLI uses it where a core is free for it: with two cores the sinks
+//! have room for the copy, and a third busy thread took turns with the reading thread, which
+//! bounds the conversion (item 38). The bytes and their order are the caller's, whatever the
+//! buffers (tests below).
 
 use std::io::{self, Write};
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
