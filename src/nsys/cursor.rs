@@ -10,7 +10,7 @@ use super::discover::StreamKey;
 use super::partitioned::{NextRow, OrderedRows, PartitionedRows};
 use super::StringCache;
 use crate::error::{Error, Result};
-use crate::model::{HostActivity, NameId, Names, Ns, Record, ThreadId};
+use crate::model::{HostActivity, KernelClass, NameId, Names, Ns, Record, ThreadId};
 use crate::FastMap;
 
 /// Everything needed to turn one export's rows into model records.
@@ -32,6 +32,11 @@ pub struct SourceCx<'c> {
     /// worked out once per name (a vector: a hash map's entry per call was 2 % of the reading
     /// thread).
     pub activity_of: Vec<Option<HostActivity>>,
+    /// The same for the OS runtime's calls (a name's activity is its family's).
+    pub os_activity_of: Vec<Option<HostActivity>>,
+    /// Per kernel name (indexed by its [`NameId`]): its class, with the short name it was
+    /// told from (a class is worked out from both names: kernel_class).
+    pub kernel_classes: Vec<Option<(NameId, KernelClass)>>,
     /// GPU (CUDA device id) → its metrics thread; metric id → metric name.
     pub metric_threads: FastMap<u32, ThreadId>,
     pub metric_names: FastMap<i64, NameId>,
@@ -61,6 +66,8 @@ impl SourceCx<'_> {
             categories: FastMap::default(),
             strings,
             activity_of: Vec::new(),
+            os_activity_of: Vec::new(),
+            kernel_classes: Vec::new(),
             rank_sources: FastMap::default(),
             metric_threads: FastMap::default(),
             metric_names: FastMap::default(),
@@ -103,6 +110,20 @@ impl SourceCx<'_> {
             file: self.file.clone(),
             why: format!("table {table}: thread {global_tid:#x} appeared after discovery (the file changed while reading?)"),
         })
+    }
+
+    /// `cache[name]`, worked out by `work` the first time (caches indexed by a name's id).
+    #[inline]
+    pub fn once_per_name<T: Copy>(
+        cache: &mut Vec<Option<T>>,
+        name: NameId,
+        work: impl FnOnce() -> T,
+    ) -> T {
+        let at = name.0 as usize;
+        if cache.len() <= at {
+            cache.resize(at + 1, None);
+        }
+        *cache[at].get_or_insert_with(work)
     }
 
     pub fn bad(&self, why: String) -> Error {

@@ -227,7 +227,19 @@ pub fn decode<R: Fields + ?Sized>(
                 Some(id) => cx.strings.name(id, names)?,
                 None => name,
             };
-            let class = kernel_class(names.get(name), names.get(short_name));
+            // Worked out once per kernel name (again where its short name is another).
+            let at = name.0 as usize;
+            let class = match cx.kernel_classes.get(at).copied().flatten() {
+                Some((short, class)) if short == short_name => class,
+                _ => {
+                    let class = kernel_class(names.get(name), names.get(short_name));
+                    if cx.kernel_classes.len() <= at {
+                        cx.kernel_classes.resize(at + 1, None);
+                    }
+                    cx.kernel_classes[at] = Some((short_name, class));
+                    class
+                }
+            };
             GpuOpKind::Kernel(Kernel {
                 name,
                 short_name,

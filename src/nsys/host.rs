@@ -300,12 +300,9 @@ pub fn decode<R: Fields + ?Sized>(
     };
     let (activity, kind) = match fam {
         FAM_CUDA => {
-            let at = name.0 as usize;
-            if cx.activity_of.len() <= at {
-                cx.activity_of.resize(at + 1, None);
-            }
-            let activity =
-                *cx.activity_of[at].get_or_insert_with(|| cuda_call_activity(names.get(name)));
+            let activity = SourceCx::once_per_name(&mut cx.activity_of, name, || {
+                cuda_call_activity(names.get(name))
+            });
             let layer = if g(at!("cls"), cx)? == Some(EVENT_CLASS_DRIVER) {
                 ApiLayer::Driver
             } else {
@@ -321,7 +318,9 @@ pub fn decode<R: Fields + ?Sized>(
             )
         }
         FAM_OSRT => (
-            os_call_activity(names.get(name)),
+            SourceCx::once_per_name(&mut cx.os_activity_of, name, || {
+                os_call_activity(names.get(name))
+            }),
             HostCallKind::Os(OsCall { name }),
         ),
         FAM_ACC_DATA | FAM_ACC_LAUNCH | FAM_ACC_OTHER => {
