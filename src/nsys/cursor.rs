@@ -112,26 +112,22 @@ impl SourceCx<'_> {
         })
     }
 
-    /// `cache[name]`, worked out by `work` the first time (caches indexed by a name's id).
-    #[inline]
-    pub fn once_per_name<T: Copy>(
-        cache: &mut Vec<Option<T>>,
-        name: NameId,
-        work: impl FnOnce() -> T,
-    ) -> T {
-        let at = name.0 as usize;
-        if cache.len() <= at {
-            cache.resize(at + 1, None);
-        }
-        *cache[at].get_or_insert_with(work)
-    }
-
     pub fn bad(&self, why: String) -> Error {
         Error::BadData {
             file: self.file.clone(),
             why,
         }
     }
+}
+
+/// Slot `at` of a cache indexed by a small number (a name's id, a resource's index), the
+/// cache grown to hold it: what a decoder works out once per name or per resource.
+#[inline]
+pub fn grown_slot<T: Clone>(cache: &mut Vec<Option<T>>, at: usize) -> &mut Option<T> {
+    if cache.len() <= at {
+        cache.resize(at + 1, None);
+    }
+    &mut cache[at]
 }
 
 /// Which family module decodes a cursor's rows.

@@ -4,7 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Fields, Partitioned, Query, SourceCx};
+use super::cursor::{
+    grown_slot, int, u32_or_0, u64_or_0, CursorKind, Fields, Partitioned, Query, SourceCx,
+};
 use super::ids::process_key;
 use super::partitioned::{Member, Spec};
 use super::select::{Expr, Select, Val};
@@ -228,15 +230,12 @@ pub fn decode<R: Fields + ?Sized>(
                 None => name,
             };
             // Worked out once per kernel name (again where its short name is another).
-            let at = name.0 as usize;
-            let class = match cx.kernel_classes.get(at).copied().flatten() {
+            let known = grown_slot(&mut cx.kernel_classes, name.0 as usize);
+            let class = match *known {
                 Some((short, class)) if short == short_name => class,
                 _ => {
                     let class = kernel_class(names.get(name), names.get(short_name));
-                    if cx.kernel_classes.len() <= at {
-                        cx.kernel_classes.resize(at + 1, None);
-                    }
-                    cx.kernel_classes[at] = Some((short_name, class));
+                    *known = Some((short_name, class));
                     class
                 }
             };

@@ -7,7 +7,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::cursor::{int, text, u64_or_0, CursorKind, Fields, Partitioned, Query, SourceCx};
+use super::cursor::{
+    grown_slot, int, text, u64_or_0, CursorKind, Fields, Partitioned, Query, SourceCx,
+};
 use super::discover::Discovery;
 use super::partitioned::{Aux, AuxRule, Member, Spec};
 use super::select::{Cond, Expr, Select, Val};
@@ -300,9 +302,8 @@ pub fn decode<R: Fields + ?Sized>(
     };
     let (activity, kind) = match fam {
         FAM_CUDA => {
-            let activity = SourceCx::once_per_name(&mut cx.activity_of, name, || {
-                cuda_call_activity(names.get(name))
-            });
+            let activity = *grown_slot(&mut cx.activity_of, name.0 as usize)
+                .get_or_insert_with(|| cuda_call_activity(names.get(name)));
             let layer = if g(at!("cls"), cx)? == Some(EVENT_CLASS_DRIVER) {
                 ApiLayer::Driver
             } else {
@@ -318,9 +319,8 @@ pub fn decode<R: Fields + ?Sized>(
             )
         }
         FAM_OSRT => (
-            SourceCx::once_per_name(&mut cx.os_activity_of, name, || {
-                os_call_activity(names.get(name))
-            }),
+            *grown_slot(&mut cx.os_activity_of, name.0 as usize)
+                .get_or_insert_with(|| os_call_activity(names.get(name))),
             HostCallKind::Os(OsCall { name }),
         ),
         FAM_ACC_DATA | FAM_ACC_LAUNCH | FAM_ACC_OTHER => {

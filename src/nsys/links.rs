@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use rusqlite::Connection;
 
-use super::cursor::{int, u32_or_0, u64_or_0, CursorKind, Fields, Query, SourceCx};
+use super::cursor::{grown_slot, int, u32_or_0, u64_or_0, CursorKind, Fields, Query, SourceCx};
 use super::ids::process_key;
 use super::partitioned::{Aux, AuxRule, Member, OrderedRows, PartitionedRows, Spec, Survey};
 use super::select::{Expr, Select, Val};
@@ -262,10 +262,7 @@ impl ProcessOps<'_> {
     /// The stream object of resource `partition` (its key: globalPid, deviceId, context,
     /// streamId), looked up once.
     fn stream_of(&mut self, partition: usize, cx: &SourceCx) -> Option<ThreadId> {
-        if self.streams.len() <= partition {
-            self.streams.resize(partition + 1, None);
-        }
-        *self.streams[partition].get_or_insert_with(|| {
+        *grown_slot(&mut self.streams, partition).get_or_insert_with(|| {
             let k = self.rows.keys()[partition];
             stream_object(cx, k[0].unwrap_or(0), [k[1], k[2], k[3]])
         })
