@@ -163,8 +163,10 @@ fn plan_with(exports: &[Export], opts: &Options, surveys: bool, range_names: boo
         } else {
             stream::EarlyScans::NONE
         };
-        let (d, surveyed, keyed) =
-            discover(ex, opts, families, scans.as_reader_scans(), range_names)?;
+        let discovered = discover(ex, opts, families, scans.as_reader_scans(), range_names);
+        // An input that shrank under discovery is the cause of whatever discovery met.
+        ex.check_unchanged()?;
+        let (d, surveyed, keyed) = discovered?;
         discoveries.push(d);
         early.push(std::sync::Mutex::new(stream::EarlySurveys::new(
             scans, surveyed, keyed,
@@ -613,9 +615,18 @@ pub fn run_planned(
         estimate: plan.discoveries.iter().map(|d| d.record_estimate).sum(),
         done: 0,
     };
-    let (read, names, read_ahead) = read_into(exports, opts, &plan, &mut delivery, reopening)?;
+    let read = read_into(exports, opts, &plan, &mut delivery, reopening);
+    // An input that shrank under the reading is the cause of whatever the reading met.
+    unchanged(exports)?;
+    let (read, names, read_ahead) = read?;
     delivery.finish(&names)?;
     Ok(Summary::of(plan.trace, read, read_ahead))
+}
+
+/// `Err` where an input changed under a pass in a way its readers may not have seen
+/// ([`Export::check_unchanged`]).
+fn unchanged(exports: &[Export]) -> Result<()> {
+    exports.iter().try_for_each(Export::check_unchanged)
 }
 
 /// What a writing side apart from the reader (the browser's writer worker) needs before the first

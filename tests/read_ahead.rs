@@ -337,6 +337,44 @@ fn the_cli_writes_the_same_files_with_and_without_its_writing_thread() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// An input cut short after discovery (another program truncates it while it is converted):
+/// whatever reads the lost bytes, the conversion ends with an error naming the file, never a
+/// trace made of them, nor a `SIGBUS` from the memory map a small input is read through
+/// (src/sqlfile/mapped.rs) — the cut here lies inside the file's last memory page, whose end
+/// then reads as zeros without a fault.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_input_cut_short_while_converted_is_an_error() {
+    for (name, opts) in [
+        ("one-thread", one_thread()),
+        ("default", Options::default()),
+        ("helped", helped()),
+    ] {
+        let path = scratch_copy(&format!("cut-{name}"));
+        let len = std::fs::metadata(&path).unwrap().len();
+        let exports = [Export::open_path(&path).unwrap()];
+        let planned = pipeline::Planned::new(&exports, &opts, false).unwrap();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(len - 100).unwrap();
+        let (mut prv, mut pcf, mut row) = (Vec::new(), Vec::new(), Vec::new());
+        let mut w = ParaverWriter::new(Box::new(&mut prv), Box::new(&mut pcf), Box::new(&mut row));
+        let e = pipeline::run_planned(&exports, &opts, Some(planned), &mut [&mut w], &mut |_| true)
+            .expect_err("the cut is found");
+        let e = e.to_string();
+        assert!(e.contains(&path.display().to_string()), "{name}: {e}");
+        assert!(e.contains("truncated"), "{name}: {e}");
+        // Asked directly, the export says how it changed.
+        let e = exports[0].check_unchanged().expect_err("the export shrank");
+        assert!(
+            e.to_string().contains(&format!(
+                "the file shrank while it was read: {len} bytes, now {}",
+                len - 100
+            )),
+            "{name}: {e}"
+        );
+    }
+}
+
 /// Rows that change between the plan and the reading are found on the helper thread (it reads
 /// the kernels and the link join's operations): the error is the one-thread pass's.
 #[test]

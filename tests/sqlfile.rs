@@ -249,7 +249,14 @@ fn a_truncated_file_is_an_error_not_a_panic() {
     let full = std::fs::read(&path).unwrap();
     // The file is cut while open (SQLite itself refuses to open a file shorter than its header
     // says): every page past the cut is unreadable, and the scan must say so.
-    for keep in [full.len() / 2, full.len() / 5, full.len() - 1024] {
+    // The last cut ends on a memory page's end (64 KiB: a multiple of every page size).
+    let on_a_page_end = full.len() / 2 / 65536 * 65536;
+    for keep in [
+        full.len() / 2,
+        full.len() / 5,
+        full.len() - 1024,
+        on_a_page_end,
+    ] {
         std::fs::write(&path, &full).unwrap();
         let c =
             Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
@@ -272,6 +279,17 @@ fn a_truncated_file_is_an_error_not_a_panic() {
         }
         let err = outcome.expect_err("a truncated table cannot be read to its end");
         assert!(err.to_string().contains("damaged or truncated"), "{err}");
+        // On Linux a file this small is read through a memory map (src/sqlfile/mapped.rs): the
+        // pages cut off under it are reported, not a SIGBUS that ends the process (within the
+        // page the cut lies in, the bytes past it read as zeros, which break the format).
+        #[cfg(target_os = "linux")]
+        if keep == on_a_page_end {
+            assert!(
+                err.to_string()
+                    .contains("the file shrank while it was read"),
+                "{err}"
+            );
+        }
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -14,6 +14,10 @@ pub struct Export {
     pub schema: Schema,
     /// The file it was opened from, if it was (a second connection can then read it in parallel).
     pub path: Option<std::path::PathBuf>,
+    /// The file mapped, where it is small enough (sqlfile/mapped.rs): held for as long as the
+    /// export, so that every pager of its file reads the one mapping.
+    #[cfg(target_os = "linux")]
+    mapped: Option<std::sync::Arc<crate::sqlfile::mapped::FileMap>>,
 }
 
 impl Export {
@@ -39,6 +43,10 @@ impl Export {
         })?;
         let mut ex = Self::from_connection(conn, label)?;
         ex.path = Some(path.to_owned());
+        #[cfg(target_os = "linux")]
+        {
+            ex.mapped = crate::sqlfile::mapped::FileMap::of(path);
+        }
         Ok(ex)
     }
 
@@ -66,10 +74,26 @@ impl Export {
             label,
             schema,
             path: None,
+            #[cfg(target_os = "linux")]
+            mapped: None,
         })
     }
 
     /// Number of rows of every non-empty table, in name order (for `prvsight info`).
+    /// `Err` where the file changed under the reading in a way its readers may not have seen:
+    /// it shrank while mapped (sqlfile/mapped.rs; the end of its last page then reads as zeros
+    /// where `pread` would fail). Asked when a pass over the file ends.
+    pub fn check_unchanged(&self) -> Result<()> {
+        #[cfg(target_os = "linux")]
+        if let Some(map) = &self.mapped {
+            map.unchanged().map_err(|why| Error::BadData {
+                file: self.label.clone(),
+                why,
+            })?;
+        }
+        Ok(())
+    }
+
     pub fn table_row_counts(&self) -> Result<Vec<(String, u64)>> {
         let mut out = Vec::new();
         for t in self.schema.tables.keys() {

@@ -16,13 +16,16 @@
 //! generated columns, a column with a default — is declined (`None`), and the caller reads with
 //! SQL instead. Pages come through the connection's own open file (`SQLITE_FCNTL_FILE_POINTER`),
 //! so they are the bytes SQLite reads: a native file, an in-memory copy, or the browser's Blob
-//! VFS (whose position the side-by-side scans follow, nsys/interleave.rs).
+//! VFS (whose position the side-by-side scans follow, nsys/interleave.rs). A small native file is
+//! read from a memory map instead, checked to start with the bytes SQLite reads (mapped.rs).
 //!
 //! A page that breaks the format's rules (a damaged or truncated file) gives [`Damaged`], never a
 //! panic or a loop: page numbers, cell offsets, varints, payload sizes, overflow chains and the
 //! tree's depth are all checked.
 
 mod btree;
+#[cfg(target_os = "linux")]
+pub mod mapped;
 mod pager;
 mod record;
 mod table;

@@ -1,5 +1,7 @@
 //! Pages of a connection's main database, read through the connection's own open file, with a
-//! small cache for the pages walked again (B-tree interior pages, a leaf a batch ended in).
+//! small cache for the pages walked again (B-tree interior pages, a leaf a batch ended in); or,
+//! natively on Linux where the file is small, read in place from the process's one memory map of
+//! it (sqlfile/mapped.rs).
 
 use std::cell::RefCell;
 use std::ffi::c_int;
@@ -29,6 +31,10 @@ pub struct Pager<'c> {
     usable: usize,
     pages: u32,
     cache: RefCell<Cache>,
+    /// The file mapped, where it is small enough (see sqlfile/mapped.rs): pages are read in
+    /// place instead of through `read` and the cache.
+    #[cfg(target_os = "linux")]
+    map: Option<Arc<super::mapped::FileMap>>,
 }
 
 impl<'c> Pager<'c> {
@@ -77,6 +83,8 @@ impl<'c> Pager<'c> {
             usable: 0,
             pages: 0,
             cache: RefCell::new(Cache::default()),
+            #[cfg(target_os = "linux")]
+            map: None,
         };
         let mut head = [0u8; 100];
         pager.read_at(0, &mut head).map_err(|()| {
@@ -128,6 +136,12 @@ impl<'c> Pager<'c> {
         pager.usable = usable;
         pager.pages = pages;
         pager.cache = RefCell::new(Cache::new(page_size));
+        #[cfg(target_os = "linux")]
+        {
+            pager.map = (pages as usize)
+                .checked_mul(page_size)
+                .and_then(|bytes| mapping_of(conn, &head, bytes));
+        }
         Ok(Some(pager))
     }
 
@@ -161,20 +175,39 @@ impl<'c> Pager<'c> {
         self.with_page(n, |p| out.copy_from_slice(p))
     }
 
-    /// Runs `f` over page `n` (1-based), read through the cache.
+    /// Runs `f` over page `n` (1-based): in place where the file is mapped, else read through
+    /// the cache.
     pub fn with_page<R>(&self, n: u32, f: impl FnOnce(&[u8]) -> R) -> Result<R, Damaged> {
+        #[cfg(target_os = "linux")]
+        if let Some(map) = &self.map {
+            self.check_number(n)?;
+            let at = (n - 1) as usize * self.page_size;
+            let r = f(&map.bytes()[at..at + self.page_size]);
+            // Asked after the read: a page that vanished during it read as zeros.
+            if map.shrank() {
+                return Err(Damaged(format!(
+                    "the file shrank while it was read (page {n} is gone: truncated by another program?)"
+                )));
+            }
+            return Ok(r);
+        }
         let mut cache = self.cache.borrow_mut();
         let page = cache.get(n, |buf| self.load(n, buf))?;
         Ok(f(page))
     }
 
-    fn load(&self, n: u32, buf: &mut [u8]) -> Result<(), Damaged> {
+    fn check_number(&self, n: u32) -> Result<(), Damaged> {
         if n == 0 || n > self.pages {
             return Err(Damaged(format!(
                 "a B-tree points to page {n}, outside the file's {} pages",
                 self.pages
             )));
         }
+        Ok(())
+    }
+
+    fn load(&self, n: u32, buf: &mut [u8]) -> Result<(), Damaged> {
+        self.check_number(n)?;
         let offset = u64::from(n - 1) * self.page_size as u64;
         self.read_at(offset, buf).map_err(|()| {
             Damaged(format!(
@@ -196,6 +229,22 @@ impl<'c> Pager<'c> {
             Err(())
         }
     }
+}
+
+/// The mapping of `conn`'s file (sqlfile/mapped.rs), where it is small enough, holds the
+/// `bytes` the header gives and starts with the `head` read through the connection (the file the
+/// name leads to now is the one SQLite opened).
+#[cfg(target_os = "linux")]
+fn mapping_of(
+    conn: &Connection,
+    head: &[u8; 100],
+    bytes: usize,
+) -> Option<Arc<super::mapped::FileMap>> {
+    let path = conn.path().filter(|p| !p.is_empty())?;
+    let map = super::mapped::FileMap::of(std::path::Path::new(path))?;
+    let b = map.bytes();
+    (b.len() >= bytes.max(head.len()) && b[..head.len()] == head[..] && !map.shrank())
+        .then_some(map)
 }
 
 fn be32(b: &[u8], at: usize) -> u32 {
