@@ -132,7 +132,10 @@ impl FileMap {
 
     /// The file's bytes as mapped (read them, then ask [`shrank`](Self::shrank)).
     pub fn bytes(&self) -> &[u8] {
-        // SAFETY: `len` bytes mapped at `ptr` until drop.
+        // SAFETY: `len` bytes mapped at `ptr` until drop. As with any map of a file, another
+        // program may change them while they are read (as it may between two `pread`s): the
+        // readers take them as untrusted bytes, checked as they are decoded, and a page that
+        // vanished is told by `shrank` and `unchanged`.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
