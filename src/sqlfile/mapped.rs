@@ -7,8 +7,9 @@
 //! CPU (docs/PERFORMANCE.md items 38–39). Mapped, the page cache's own pages are read in place.
 //!
 //! Two limits make it safe:
-//! * Only files up to [`MAPPED_MAX`] bytes are mapped: mapped pages count in the process's
-//!   resident memory, which must not grow with the input (a larger file is read with `pread`).
+//! * At most [`MAPPED_MAX`] bytes are mapped at once, over all inputs: mapped pages count in
+//!   the process's resident memory, which must not grow with the inputs (a larger file, or one
+//!   that would take the mapped bytes over the limit, is read with `pread`).
 //! * A file that shrinks while mapped (truncated by another program) would kill the process
 //!   with `SIGBUS` where `pread` reports an error. A `SIGBUS` handler (installed with the first
 //!   mapping) puts a page of zeros where the file's page was and marks the mapping; the pager
@@ -24,7 +25,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-/// The largest file mapped (see the module doc): the peak resident memory grows by at most this.
+/// The most bytes mapped at once, over all files (see the module doc): the peak resident memory
+/// grows by at most this.
 pub const MAPPED_MAX: u64 = 64 << 20;
 
 /// Mappings that can be live at once (the handler looks them up without a lock).
@@ -67,7 +69,8 @@ unsafe impl Sync for FileMap {}
 
 impl FileMap {
     /// The mapping of the file at `path`, shared with the other pagers of the process; `None`
-    /// where the file is larger than [`MAPPED_MAX`], empty, or cannot be opened or mapped.
+    /// where the file is empty, cannot be opened or mapped, or would take the bytes mapped over
+    /// [`MAPPED_MAX`].
     pub fn of(path: &Path) -> Option<Arc<FileMap>> {
         let file = std::fs::File::open(path).ok()?;
         let meta = file.metadata().ok()?;
@@ -91,6 +94,13 @@ impl FileMap {
             .and_then(|(_, m)| m.upgrade())
         {
             return Some(m);
+        }
+        let live: u64 = (maps.iter())
+            .filter_map(|(_, m)| m.upgrade())
+            .map(|m| m.len as u64)
+            .sum();
+        if live + meta.len() > MAPPED_MAX {
+            return None;
         }
         let map = FileMap::new(file, meta.len() as usize)?;
         maps.push((id, Arc::downgrade(&map)));
@@ -271,6 +281,39 @@ mod tests {
         assert!(FileMap::of(&path).is_none(), "over the limit");
         std::fs::remove_file(&path).unwrap();
         assert!(FileMap::of(&path).is_none(), "missing");
+    }
+
+    #[test]
+    fn the_bytes_mapped_at_once_stay_within_the_limit() {
+        // Three files of 40 % of the limit each (sparse), mapped while the others live: the
+        // third would take the total over it.
+        let part = MAPPED_MAX * 2 / 5;
+        let paths: Vec<_> = (0..3)
+            .map(|i| {
+                let p = scratch(&format!("part{i}"), &[]);
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&p)
+                    .unwrap()
+                    .set_len(part)
+                    .unwrap();
+                p
+            })
+            .collect();
+        let a = FileMap::of(&paths[0]).expect("first");
+        let b = FileMap::of(&paths[1]).expect("second");
+        assert!(
+            FileMap::of(&paths[2]).is_none(),
+            "over the limit with the first two"
+        );
+        // A file already mapped is shared, whatever the total.
+        assert!(Arc::ptr_eq(&a, &FileMap::of(&paths[0]).unwrap()));
+        drop(b);
+        assert!(FileMap::of(&paths[2]).is_some(), "room again");
+        drop(a);
+        for p in paths {
+            std::fs::remove_file(p).unwrap();
+        }
         assert!(FileMap::of(&std::env::temp_dir()).is_none(), "a directory");
     }
 
