@@ -79,7 +79,6 @@ impl Export {
         })
     }
 
-    /// Number of rows of every non-empty table, in name order (for `prvsight info`).
     /// `Err` where the file changed under the reading in a way its readers may not have seen:
     /// it shrank while mapped (sqlfile/mapped.rs; the end of its last page then reads as zeros
     /// where `pread` would fail). Asked when a pass over the file ends.
@@ -94,6 +93,7 @@ impl Export {
         Ok(())
     }
 
+    /// Number of rows of every non-empty table, in name order (for `prvsight info`).
     pub fn table_row_counts(&self) -> Result<Vec<(String, u64)>> {
         let mut out = Vec::new();
         for t in self.schema.tables.keys() {
