@@ -10,6 +10,7 @@ pub mod gzip;
 mod line;
 pub mod mpi;
 pub mod pcf;
+mod pending;
 pub mod prv;
 pub mod row;
 pub mod states;

@@ -3,21 +3,21 @@
 //! Order: every record is written at its first time field (state begin, event time, send time) in
 //! non-decreasing order, as Paraver's cutter and filters require. Records arrive at their start
 //! with their end known; everything that happens later (an interval's end events, the idle or
-//! running state after it) goes into a small heap keyed by time and is written once the stream
-//! reaches that time. The heap holds only open intervals and one pending state per thread, so
-//! memory does not grow with the trace.
+//! running state after it) goes into a small queue keyed by time (pending.rs) and is written once
+//! the stream reaches that time. The queue holds only open intervals and one pending state per
+//! thread, so memory does not grow with the trace.
 //!
 //! States per thread cover [0, end] without overlap: GPU streams are Idle between operations,
 //! host threads Running between traced calls. The gap after an operation needs the start of the
 //! next one on the same resource; the readers deliver it with each record (`next_on_*`).
 
 use crate::{FastMap, FastSet};
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::collections::BTreeMap;
 use std::io::Write;
 
 use super::events::*;
 use super::line::{push_u64, LinePrefix, Stamps, TypeText};
+use super::pending::{Pending, PendingQueue};
 use super::states;
 use super::window::{Cut, Window};
 use crate::error::{Error, Result};
@@ -57,35 +57,6 @@ pub enum ValueLabels {
     NcclOp,
     /// Extrae MPI values (known calls) or name ids past [`super::mpi::UNKNOWN_MPI_BASE`].
     Mpi,
-}
-
-/// A line waiting for its time: its place in the order (time, kind, tiebreak, sequence) and
-/// where its bytes wait. Kept small (32 bytes, the bytes elsewhere): the heap moves its entries
-/// on every push and pop, and those were ~15 % of the sinks' thread.
-#[derive(PartialEq, Eq, PartialOrd, Ord)]
-struct Pending {
-    /// The time in the high 64 bits; below it the kind (0: event end, 1: state) and, among ends
-    /// at the same time, the range that started later (the inner one) first: `i64::MAX - start`
-    /// (trace times are at most `i64::MAX`).
-    at: u128,
-    seq: u64,
-    /// Index of its bytes in `ParaverWriter::waiting`.
-    slot: u32,
-}
-
-impl Pending {
-    fn new(time: Ns, class: u8, tiebreak: Ns, seq: u64, slot: u32) -> Pending {
-        let below = (u64::from(class) << 63) | (i64::MAX as u64 - tiebreak.min(i64::MAX as u64));
-        Pending {
-            at: (u128::from(time) << 64) | u128::from(below),
-            seq,
-            slot,
-        }
-    }
-
-    fn time(&self) -> Ns {
-        (self.at >> 64) as Ns
-    }
 }
 
 /// Per-thread state bookkeeping.
@@ -231,7 +202,7 @@ pub struct ParaverWriter<'w> {
     /// NCCL facts parsed from kernel names, per name.
     nccl_names: FastMap<NameId, Option<crate::model::nccl::NcclKernelInfo>>,
     end_time: Ns,
-    pending: BinaryHeap<Reverse<Pending>>,
+    pending: PendingQueue,
     /// The bytes of the pending lines, by slot; the slots free for reuse.
     waiting: Vec<Vec<u8>>,
     free_slots: Vec<u32>,
@@ -278,7 +249,7 @@ impl<'w> ParaverWriter<'w> {
             nccl_pending: FastMap::default(),
             nccl_names: FastMap::default(),
             end_time: 0,
-            pending: BinaryHeap::new(),
+            pending: PendingQueue::default(),
             waiting: Vec::new(),
             free_slots: Vec::new(),
             seq: 0,
@@ -379,8 +350,8 @@ impl<'w> ParaverWriter<'w> {
     }
 
     fn flush_until(&mut self, t: Ns) -> Result<()> {
-        while self.pending.peek().is_some_and(|p| p.0.time() <= t) {
-            let slot = self.pending.pop().expect("peeked").0.slot;
+        while self.pending.next_time().is_some_and(|time| time <= t) {
+            let slot = self.pending.pop().expect("one is due").slot;
             let line = std::mem::take(&mut self.waiting[slot as usize]);
             self.free_slots.push(slot);
             self.write_line(&line)?;
@@ -404,7 +375,7 @@ impl<'w> ParaverWriter<'w> {
             }
         };
         self.pending
-            .push(Reverse(Pending::new(time, class, tiebreak, self.seq, slot)));
+            .push(Pending::new(time, class, tiebreak, self.seq, slot));
     }
 
     /// Notes an event of type `ty` (for the .pcf) and gives its `:type:` text.
@@ -1123,38 +1094,7 @@ impl ParaverWriter<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Pending, SeenValues, DENSE_VALUES};
-    use std::cmp::Reverse;
-
-    #[test]
-    fn pending_lines_come_in_time_then_kind_then_inner_first_then_fifo_order() {
-        let max = i64::MAX as u64;
-        // (time, class, tiebreak, seq), in no particular order.
-        let lines = [
-            (7, 1, 0, 1),
-            (7, 0, 3, 2),
-            (7, 0, 5, 3),
-            (5, 1, 0, 4),
-            (7, 0, 5, 5),
-            (max, 0, max, 6),
-            (max, 0, 0, 7),
-            (0, 0, 0, 8),
-            (7, 1, 0, 9),
-        ];
-        let mut by_key: Vec<Pending> = lines
-            .iter()
-            .map(|&(t, c, tb, seq)| Pending::new(t, c, tb, seq, 0))
-            .collect();
-        by_key.sort();
-        let mut by_tuple = lines.to_vec();
-        by_tuple.sort_by_key(|&(t, c, tb, seq)| (t, c, Reverse(tb), seq));
-        assert_eq!(
-            by_key.iter().map(|p| p.seq).collect::<Vec<_>>(),
-            by_tuple.iter().map(|l| l.3).collect::<Vec<_>>()
-        );
-        assert_eq!(by_key[0].time(), 0);
-        assert_eq!(by_key[by_key.len() - 1].time(), max);
-    }
+    use super::{SeenValues, DENSE_VALUES};
 
     #[test]
     fn seen_values_come_back_once_each_in_order() {
