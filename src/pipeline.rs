@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 pub mod batch;
+#[cfg(not(target_family = "wasm"))]
+mod links_apart;
 mod stream;
 mod surveys;
 #[cfg(not(target_family = "wasm"))]
@@ -794,7 +796,7 @@ fn read_into(
         for ex in exports {
             let _ = ex.conn.execute_batch("PRAGMA shrink_memory;");
         }
-        let (read, names) = threaded::read(reopening, opts, plan, delivery)?;
+        let (read, names) = threaded::read(reopening, exports, opts, plan, delivery)?;
         return Ok((read, names, true));
     }
     #[cfg(target_family = "wasm")]

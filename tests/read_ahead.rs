@@ -72,6 +72,37 @@ fn every_shared_export_gives_the_same_bytes_with_and_without_read_ahead() {
     }
 }
 
+/// Read-ahead without reading helpers: the link joins are made on the sinks' thread
+/// (src/pipeline/links_apart.rs), as on a two-core machine, whatever this one has.
+fn links_on_the_sinks_thread() -> Options {
+    Options {
+        read_helpers: ReadHelpers::Off,
+        ..Options::default()
+    }
+}
+
+/// The link joins made on the sinks' thread, their links merged among the reader's records:
+/// the one-thread pass's bytes and counts, on the bundled sample and every shared export (the
+/// four-rank runs among them: links of several inputs at one time).
+#[test]
+fn link_joins_on_the_sinks_thread_give_the_one_thread_bytes() {
+    let mut sets = vec![vec![data("testcuda_report1.sqlite")]];
+    sets.extend(shared_inputs().unwrap_or_default());
+    for paths in &sets {
+        let what = format!("{} (links on the sinks' thread)", paths[0].display());
+        let apart = convert(paths, &links_on_the_sinks_thread()).unwrap();
+        let alone = convert(paths, &one_thread()).unwrap();
+        assert_same(&apart, &alone, &what);
+        // The links counted where they were made.
+        assert_eq!(apart.summary.counts, alone.summary.counts, "{what}");
+        assert_eq!(apart.summary.read_helpers, 0, "{what}");
+    }
+    // The sample has links (4 launches, 12 memory operations) for the joins to make.
+    let sample = convert(&sets[0], &links_on_the_sinks_thread()).unwrap();
+    assert_eq!(sample.summary.counts.get("link-launch"), Some(&4));
+    assert_eq!(sample.summary.counts.get("link-memory"), Some(&12));
+}
+
 #[test]
 fn the_bundled_sample_gives_the_same_bytes_with_a_helper_thread() {
     let paths = [data("testcuda_report1.sqlite")];
@@ -380,8 +411,12 @@ fn an_input_cut_short_while_converted_is_an_error() {
 #[test]
 fn rows_changed_under_a_helper_give_the_one_thread_error() {
     let mut errors = Vec::new();
-    for (name, opts) in [("one-thread", one_thread()), ("helped", helped())] {
-        // One name for both: the message names the file.
+    for (name, opts) in [
+        ("one-thread", one_thread()),
+        ("helped", helped()),
+        ("links on the sinks' thread", links_on_the_sinks_thread()),
+    ] {
+        // One name for all: the message names the file.
         let path = scratch_copy("changed");
         let exports = [Export::open_path(&path).unwrap()];
         let planned = pipeline::Planned::new(&exports, &opts, false).unwrap();
@@ -402,6 +437,7 @@ fn rows_changed_under_a_helper_give_the_one_thread_error() {
         errors.push(e.to_string());
     }
     assert_eq!(errors[0], errors[1]);
+    assert_eq!(errors[0], errors[2]);
     // The link join's operations (on the helper) are the first to meet the change.
     assert!(
         errors[0].contains("API-to-GPU correlations: the table reads differently by rowid range"),

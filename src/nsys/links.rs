@@ -290,10 +290,15 @@ impl CallSide {
     /// The threads of `keys` (a calls' reader's resources: `globalTid` first) in processes that
     /// have operations.
     fn new(keys: &[super::partitioned::Key], ops: &Operations) -> CallSide {
+        CallSide::with(keys, |process| ops.by_process.contains_key(&process))
+    }
+
+    /// [`new`](Self::new), the processes with operations told by `has_ops`.
+    fn with(keys: &[super::partitioned::Key], has_ops: impl Fn(i64) -> bool) -> CallSide {
         let mut threads_of: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
         for (p, key) in keys.iter().enumerate() {
             if let Some(gtid) = key[0] {
-                if ops.by_process.contains_key(&(gtid >> 24)) {
+                if has_ops(gtid >> 24) {
                     threads_of.entry(gtid >> 24).or_default().push(p);
                 }
             }
@@ -538,6 +543,14 @@ impl<'c> FedLinks<'c> {
         )
     }
 
+    /// The join of the operations `ops` with calls a [`CallTap::apart`] takes elsewhere.
+    pub fn apart(ops: Operations<'c>) -> FedLinks<'c> {
+        FedLinks {
+            ops,
+            out: VecDeque::new(),
+        }
+    }
+
     /// Joins a call the host reader read (calls in its order).
     pub fn take(&mut self, call: Call, cx: &SourceCx) -> Result<()> {
         self.ops.links_of(call, cx, &mut self.out)
@@ -546,5 +559,29 @@ impl<'c> FedLinks<'c> {
     /// The next link of the calls taken so far.
     pub fn next_link(&mut self) -> Option<Record> {
         self.out.pop_front()
+    }
+
+    /// The link [`next_link`](Self::next_link) gives next, left in place.
+    pub fn peek_link(&self) -> Option<&Record> {
+        self.out.front()
+    }
+}
+
+impl CallTap {
+    /// The tap of a host reader whose resources are `host_keys`, for a join made elsewhere
+    /// (the sinks' thread: pipeline/links_apart.rs) over the operations `ops` surveyed: the
+    /// calls it takes are those [`FedLinks::new`]'s tap would take.
+    pub fn apart(host_keys: &[super::partitioned::Key], ops: &Survey) -> CallTap {
+        // The processes `Operations::new` makes readers of: those of the operations' keys.
+        let processes: BTreeSet<i64> = ops
+            .keys()
+            .iter()
+            .filter_map(|k| k[0])
+            .map(|gpid| gpid >> 24)
+            .collect();
+        CallTap {
+            side: CallSide::with(host_keys, |process| processes.contains(&process)),
+            calls: Vec::new(),
+        }
     }
 }

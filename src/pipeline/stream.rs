@@ -12,7 +12,7 @@ use crate::model::{Names, Record};
 use crate::nsys::cursor::{Cursor, CursorKind, OwnedRows, Partitioned, Query, RowSource, SourceCx};
 use crate::nsys::discover::{Discovery, Keyed, ReaderScans};
 use crate::nsys::keyed::{KeySpec, KeyedRows};
-use crate::nsys::links::{CallTap, FedLinks, LinkJoin, Operations};
+use crate::nsys::links::{Call, CallTap, FedLinks, LinkJoin, Operations};
 use crate::nsys::partitioned::{OrderedRows, PartitionedRows, Spec, Survey};
 #[cfg(not(target_family = "wasm"))]
 use crate::nsys::shipped::Helpers;
@@ -137,6 +137,20 @@ pub(super) struct ReadSummary {
     pub helpers: usize,
 }
 
+impl ReadSummary {
+    /// Counts records handed out elsewhere (the links made on the sinks' thread), per family
+    /// (by index in [`FAMILY_NAMES`]).
+    #[cfg(not(target_family = "wasm"))]
+    pub fn add(&mut self, tally: &[u64; FAMILY_NAMES.len()]) {
+        for (name, &n) in FAMILY_NAMES.into_iter().zip(tally) {
+            if n > 0 {
+                *self.counts.entry(name).or_insert(0) += n;
+                self.records += n;
+            }
+        }
+    }
+}
+
 /// The threads the reading side may use besides its own.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ReadThreads {
@@ -146,6 +160,11 @@ pub(crate) struct ReadThreads {
     /// (nsys/shipped.rs; native builds).
     #[cfg_attr(target_family = "wasm", allow(dead_code))]
     pub helpers: usize,
+    /// Whether the link joins fed by the host calls' readers are made by the sinks' thread
+    /// (pipeline/links_apart.rs): the reader then hands out the calls its host cursors read
+    /// ([`Reader::take_calls`]) and the joins to make ([`Reader::take_links_apart`]) instead
+    /// of the links.
+    pub links_apart: bool,
 }
 
 impl ReadThreads {
@@ -153,8 +172,27 @@ impl ReadThreads {
     pub(crate) const NONE: ReadThreads = ReadThreads {
         surveys: 1,
         helpers: 0,
+        links_apart: false,
     };
 }
+
+/// A link join the reader leaves to the sinks' thread: input `source`'s GPU operations (`gpu`'s
+/// spec, the runs `ops` surveyed), joined with the calls [`Reader::take_calls`] hands out for
+/// it, in their order.
+#[cfg_attr(target_family = "wasm", allow(dead_code))]
+pub(crate) struct LinksApart {
+    pub source: usize,
+    pub gpu: Spec,
+    pub ops: Survey,
+}
+
+/// The calls read for the joins left to the sinks' thread, each with its join's index among
+/// the [`LinksApart`] handed out.
+pub(crate) type CallsRead = Vec<(usize, Call)>;
+
+/// Where [`read_record_batches`] hands out a batch, with the calls read since the last one.
+#[cfg(not(target_family = "wasm"))]
+pub(super) type BatchOut<'b> = &'b mut dyn FnMut(Vec<Record>, CallsRead, &Names) -> Result<()>;
 
 /// Opens every cursor of every input and merges them (k-way, by time) into `out`; `names` gets
 /// every name the records refer to. An error from `out` stops the reading and is returned. The
@@ -179,7 +217,11 @@ pub(super) fn read_records(
 #[cfg(not(target_family = "wasm"))]
 pub(super) struct Batches<'b> {
     pub len: usize,
-    pub full: &'b mut dyn FnMut(Vec<Record>, &Names) -> Result<()>,
+    /// A batch, with the calls read since the last one for the joins left to the sinks'
+    /// thread ([`ReadThreads::links_apart`]).
+    pub full: BatchOut<'b>,
+    /// The joins left to the sinks' thread, before the first batch (where there are any).
+    pub links_apart: &'b mut dyn FnMut(Vec<LinksApart>) -> Result<()>,
 }
 
 /// [`read_records`] for the read-ahead thread: the records go out in batches, each moved once
@@ -196,13 +238,28 @@ pub(super) fn read_record_batches(
 ) -> Result<ReadSummary> {
     let len = batches.len;
     let mut reader = open_primed(exports, opts, plan, names, threads, out)?;
+    let apart = reader.take_links_apart();
+    if !apart.is_empty() {
+        (batches.links_apart)(apart)?;
+    }
     loop {
         let mut batch = Vec::with_capacity(len);
-        while batch.len() < len && reader.next_into(names, &mut batch)? {}
-        let last = batch.len() < len;
-        if !batch.is_empty() {
-            (batches.full)(batch, names)?;
+        let mut read = Ok(true);
+        while batch.len() < len {
+            read = reader.next_into(names, &mut batch);
+            if !matches!(read, Ok(true)) {
+                break;
+            }
         }
+        let last = batch.len() < len;
+        let calls = reader.take_calls();
+        // Handed out even where the reading failed: the records and calls read before the
+        // failure reach the sinks as in the one-thread pass, and a link join made there (above)
+        // meets what that pass's join met before the failure, whose error then comes first.
+        if !batch.is_empty() || !calls.is_empty() {
+            (batches.full)(batch, calls, names)?;
+        }
+        read?;
         if last {
             return Ok(reader.finish());
         }
@@ -236,6 +293,15 @@ pub(crate) struct Reader<'c> {
     heap: BinaryHeap<Reverse<(u64, u8, usize)>>,
     /// Per cursor: the link cursor fed with the calls it reads (a host cursor's [`CallTap`]).
     fed: Vec<Option<usize>>,
+    /// Per cursor: the join left to the sinks' thread that gets the calls it reads (its index
+    /// among [`links_apart`](Self::links_apart)), where [`ReadThreads::links_apart`] asks so.
+    apart: Vec<Option<usize>>,
+    /// The joins left to the sinks' thread, until taken (native builds: the page has no
+    /// read-ahead thread).
+    #[cfg_attr(target_family = "wasm", allow(dead_code))]
+    links_apart: Vec<LinksApart>,
+    /// The calls read for those joins (join index, call) since they were last taken.
+    calls: CallsRead,
     /// The cursor whose head was handed out last: it moves on at the next call (so that what
     /// it decodes follows the record handed out, as when the sinks were called in between).
     to_advance: Option<usize>,
@@ -393,6 +459,9 @@ impl<'c> Reader<'c> {
         // the link cursor that gets them.
         let mut taps: Vec<Option<CallTap>> = queries.iter().map(|_| None).collect();
         let mut fed: Vec<Option<usize>> = vec![None; queries.len()];
+        let mut apart: Vec<Option<usize>> = vec![None; queries.len()];
+        let mut links_apart: Vec<LinksApart> = Vec::new();
+        let mut left_apart: Vec<bool> = vec![false; queries.len()];
         for (qi, q) in queries.iter().enumerate() {
             let ex = &exports[q.source];
             let read = |e| Error::read(&ex.label, q.what, e);
@@ -454,6 +523,18 @@ impl<'c> Reader<'c> {
                         _ => None,
                     });
                     match (host, calls, ops) {
+                        (Some((h, host_keys)), _, Some(ops)) if threads.links_apart => {
+                            taps[h] = Some(CallTap::apart(host_keys, &ops));
+                            apart[h] = Some(links_apart.len());
+                            links_apart.push(LinksApart {
+                                source: q.source,
+                                gpu: gpu.clone(),
+                                ops,
+                            });
+                            // No cursor of its own here.
+                            left_apart[qi] = true;
+                            None
+                        }
                         (Some((h, host_keys)), _, Some(ops)) => {
                             let (links, tap) = FedLinks::new(operations(ops), host_keys);
                             taps[h] = Some(tap);
@@ -472,19 +553,45 @@ impl<'c> Reader<'c> {
         let sorted_by_sql: Vec<String> = queries
             .iter()
             .zip(&fast)
-            .filter(|(q, f)| {
-                q.partitioned.is_some() && f.is_none() && opts.read_order == ReadOrder::Auto
+            .zip(&left_apart)
+            .filter(|((q, f), &gone)| {
+                q.partitioned.is_some()
+                    && f.is_none()
+                    && !gone
+                    && opts.read_order == ReadOrder::Auto
             })
-            .map(|(q, _)| format!("{}: {}", exports[q.source].label, q.what))
+            .map(|((q, _), _)| format!("{}: {}", exports[q.source].label, q.what))
             .collect();
         let links_from_host_calls: Vec<String> = queries
             .iter()
             .zip(&fast)
-            .filter(|(_, f)| matches!(f, Some(RowSource::FedLinks(_))))
-            .map(|(q, _)| exports[q.source].label.clone())
+            .zip(&left_apart)
+            .filter(|((_, f), &gone)| gone || matches!(f, Some(RowSource::FedLinks(_))))
+            .map(|((q, _), _)| exports[q.source].label.clone())
+            .collect();
+        // The queries left to the sinks' thread have no cursor: the others' indices close up.
+        let index: Vec<usize> = left_apart
+            .iter()
+            .scan(0, |next, &gone| {
+                let i = *next;
+                *next += usize::from(!gone);
+                Some(i)
+            })
+            .collect();
+        let kept = |qi: &usize| !left_apart[*qi];
+        let fed: Vec<Option<usize>> = (0..queries.len())
+            .filter(kept)
+            .map(|qi| fed[qi].map(|j| index[j]))
+            .collect();
+        let apart: Vec<Option<usize>> = (0..queries.len())
+            .filter(kept)
+            .map(|qi| apart[qi])
             .collect();
         let mut cursors: Vec<Cursor> = Vec::with_capacity(queries.len());
-        for ((q, f), tap) in queries.iter().zip(fast).zip(taps) {
+        for (((q, f), tap), gone) in queries.iter().zip(fast).zip(taps).zip(left_apart) {
+            if gone {
+                continue;
+            }
             let ex = &exports[q.source];
             let rows = match f {
                 Some(f) => f,
@@ -509,6 +616,9 @@ impl<'c> Reader<'c> {
             cxs,
             cursors,
             fed,
+            apart,
+            links_apart,
+            calls: Vec::new(),
             heap: BinaryHeap::new(),
             to_advance: None,
             tally: [0; FAMILY_NAMES.len()],
@@ -543,6 +653,12 @@ impl<'c> Reader<'c> {
     /// call goes out at the call's start, so none is due before the host cursor's head: the
     /// merge ranks host calls before links at one time.
     fn feed(&mut self, i: usize, names: &mut Names) -> Result<()> {
+        if let Some(k) = self.apart[i] {
+            let tap = self.cursors[i].tap.as_mut();
+            let tap = tap.expect("a host cursor whose calls go apart has a tap");
+            self.calls.extend(tap.drain().map(|call| (k, call)));
+            return Ok(());
+        }
         let Some(j) = self.fed[i] else {
             return Ok(());
         };
@@ -613,6 +729,20 @@ impl<'c> Reader<'c> {
         self.records += 1;
         self.to_advance = Some(i);
         rec
+    }
+
+    /// The link joins left to the sinks' thread ([`ReadThreads::links_apart`]), taken once.
+    #[cfg(not(target_family = "wasm"))]
+    pub(crate) fn take_links_apart(&mut self) -> Vec<LinksApart> {
+        std::mem::take(&mut self.links_apart)
+    }
+
+    /// The calls read for the joins left to the sinks' thread since the last time, in the
+    /// order read: a join must have taken them before the records handed out since, as the
+    /// links they make may go out before some of them.
+    #[cfg(not(target_family = "wasm"))]
+    pub(crate) fn take_calls(&mut self) -> CallsRead {
+        std::mem::take(&mut self.calls)
     }
 
     /// What reading found besides the records.

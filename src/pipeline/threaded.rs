@@ -5,7 +5,10 @@
 
 use std::path::PathBuf;
 
-use super::stream::{read_record_batches, Batches, ReadSummary, ReadThreads, Step};
+use super::links_apart::SinksLinks;
+use super::stream::{
+    read_record_batches, Batches, CallsRead, LinksApart, ReadSummary, ReadThreads, Step,
+};
 use super::{Delivery, Plan};
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
@@ -30,7 +33,10 @@ const MAX_HELPERS: usize = 4;
 enum Message {
     Preparing,
     Begin(Vec<String>),
-    Records(Vec<String>, Vec<Record>),
+    /// The link joins left to this thread ([`ReadThreads::links_apart`]).
+    LinksApart(Vec<LinksApart>),
+    /// Records, with the calls read since the batch before for the joins left to this thread.
+    Records(Vec<String>, Vec<Record>, CallsRead),
 }
 
 /// The reading thread's connections, opened on a thread of their own from before discovery on:
@@ -105,6 +111,7 @@ fn reopenable(exports: &[Export], opts: &Options) -> Option<Vec<Reopen>> {
 /// pass does.
 pub(super) fn read(
     reopening: Reopening,
+    exports: &[Export],
     opts: &Options,
     plan: &Plan,
     delivery: &mut Delivery,
@@ -141,6 +148,9 @@ pub(super) fn read(
                 ReadThreads {
                     surveys: cores.min(8),
                     helpers,
+                    // Without helpers (two cores) this thread bounds the conversion while the
+                    // sinks' thread waits for batches: the link joins go there.
+                    links_apart: helpers == 0,
                 },
                 &mut |step| match step {
                     Step::Preparing => tx.send(Message::Preparing).map_err(gone),
@@ -149,15 +159,17 @@ pub(super) fn read(
                 },
                 Batches {
                     len: BATCH,
-                    full: &mut |batch, names| {
-                        tx.send(Message::Records(new_names(names), batch))
+                    full: &mut |batch, calls, names| {
+                        tx.send(Message::Records(new_names(names), batch, calls))
                             .map_err(gone)
                     },
+                    links_apart: &mut |apart| tx.send(Message::LinksApart(apart)).map_err(gone),
                 },
             )?;
             Ok(read)
         });
         let mut names = Names::new();
+        let mut links: Option<SinksLinks> = None;
         let delivered = (|| -> Result<()> {
             // Ends when the reader is done (or failed) and drops its sender.
             for message in rx.iter() {
@@ -167,12 +179,31 @@ pub(super) fn read(
                         names.extend_from(&added);
                         delivery.step(Step::Begin(&names))?;
                     }
-                    Message::Records(added, records) => {
+                    Message::LinksApart(apart) => {
+                        links = Some(SinksLinks::new(exports, opts, plan, apart)?);
+                    }
+                    Message::Records(added, records, calls) => {
                         names.extend_from(&added);
+                        let Some(links) = links.as_mut() else {
+                            for rec in &records {
+                                delivery.record(rec, &names)?;
+                            }
+                            continue;
+                        };
+                        links.take(calls)?;
                         for rec in &records {
+                            while let Some(link) = links.next_before(Some(rec)) {
+                                delivery.record(&link, &names)?;
+                            }
                             delivery.record(rec, &names)?;
                         }
                     }
+                }
+            }
+            // The reader is done: the links left go out after its last record.
+            if let Some(links) = links.as_mut() {
+                while let Some(link) = links.next_before(None) {
+                    delivery.record(&link, &names)?;
                 }
             }
             Ok(())
@@ -185,6 +216,10 @@ pub(super) fn read(
             Err(panic) => std::panic::resume_unwind(panic),
         };
         delivered?;
-        Ok((read?, names))
+        let mut read = read?;
+        if let Some(links) = links {
+            read.add(&links.tally);
+        }
+        Ok((read, names))
     })
 }
