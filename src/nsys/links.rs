@@ -347,11 +347,17 @@ pub struct Operations<'c> {
 /// Makes the reader of one process's operations from `gpu`'s spec and that process's runs.
 pub type OpsReader<'m, 'c> = dyn FnMut(&Spec, Survey) -> Box<dyn OrderedRows + 'c> + 'm;
 
+/// The process of an operations' resource key (globalPid first) as calls name it
+/// (`globalTid >> 24`): what [`Operations`] reads per process, and so which calls a tap takes.
+fn ops_process(key: &super::partitioned::Key) -> Option<i64> {
+    key[0].map(|gpid| gpid >> 24)
+}
+
 impl<'c> Operations<'c> {
     /// The operations of `gpu`'s survey, each process's read by a reader `read` makes.
     pub fn new(gpu: &Spec, ops: Survey, read: &mut OpsReader<'_, 'c>) -> Operations<'c> {
         let by_process = ops
-            .split_by(|k| k[0].map(|gpid| gpid >> 24))
+            .split_by(ops_process)
             .into_iter()
             .filter_map(|(pk, s)| {
                 pk.map(|pk| {
@@ -573,12 +579,7 @@ impl CallTap {
     /// calls it takes are those [`FedLinks::new`]'s tap would take.
     pub fn apart(host_keys: &[super::partitioned::Key], ops: &Survey) -> CallTap {
         // The processes `Operations::new` makes readers of: those of the operations' keys.
-        let processes: BTreeSet<i64> = ops
-            .keys()
-            .iter()
-            .filter_map(|k| k[0])
-            .map(|gpid| gpid >> 24)
-            .collect();
+        let processes: BTreeSet<i64> = ops.keys().iter().filter_map(ops_process).collect();
         CallTap {
             side: CallSide::with(host_keys, |process| processes.contains(&process)),
             calls: Vec::new(),

@@ -22,11 +22,11 @@ use crate::model::{Record, ThreadId};
 use crate::nsys::cursor::SourceCx;
 use crate::nsys::links::{FedLinks, Operations};
 use crate::nsys::partitioned::{OrderedRows, PartitionedRows};
-use crate::nsys::{Export, StringCache};
+use crate::nsys::Export;
 use crate::options::{Options, ReadPages};
 use crate::sqlfile::Pager;
 
-use super::stream::{CallsRead, LinksApart};
+use super::stream::{input_cx, CallsRead, LinksApart};
 use super::{record_family, Plan, FAMILY_NAMES};
 
 /// The joins the reading thread left to this thread, in its order (a call names its join by
@@ -57,17 +57,9 @@ impl<'c> SinksLinks<'c> {
         let mut joins = Vec::with_capacity(apart.len());
         for job in apart {
             let ex = &exports[job.source];
-            let strings = StringCache::new(&ex.conn, &ex.schema.strings_table, &ex.label)?;
-            let mut cx = SourceCx::new(
-                ex.label.clone(),
-                plan.shifts[job.source],
-                plan.trace.end_time,
-                strings,
-            );
             // What a link reads of its input: the objects of its call's thread and operation's
             // stream (nsys/links.rs).
-            cx.threads = plan.thread_maps[job.source].clone();
-            cx.streams = plan.stream_maps[job.source].clone();
+            let cx = input_cx(ex, plan, job.source)?;
             let pager = Pager::shared(&ex.conn, direct);
             let ops = Operations::new(&job.gpu, job.ops, &mut |spec, runs| {
                 Box::new(PartitionedRows::new(&ex.conn, spec, runs, pager.clone()))

@@ -314,6 +314,22 @@ pub(crate) struct Reader<'c> {
     helpers: usize,
 }
 
+/// Input `src`'s decoding context with what every decoder reads: its clock shift, the trace's
+/// end, its strings, and its threads' and streams' objects (a link names both ends). The
+/// reader adds what its other families need.
+pub(super) fn input_cx<'c>(ex: &'c Export, plan: &Plan, src: usize) -> Result<SourceCx<'c>> {
+    let strings = StringCache::new(&ex.conn, &ex.schema.strings_table, &ex.label)?;
+    let mut cx = SourceCx::new(
+        ex.label.clone(),
+        plan.shifts[src],
+        plan.trace.end_time,
+        strings,
+    );
+    cx.threads = plan.thread_maps[src].clone();
+    cx.streams = plan.stream_maps[src].clone();
+    Ok(cx)
+}
+
 impl<'c> Reader<'c> {
     /// Opens every cursor of every input (surveys, SQL sorts); `preparing` is called between
     /// the long steps (a point where the user may cancel).
@@ -333,15 +349,7 @@ impl<'c> Reader<'c> {
                 .iter()
                 .map(|(k, v)| (*k, names.intern(v)))
                 .collect();
-            let strings = StringCache::new(&ex.conn, &ex.schema.strings_table, &ex.label)?;
-            let mut cx = SourceCx::new(
-                ex.label.clone(),
-                plan.shifts[src],
-                plan.trace.end_time,
-                strings,
-            );
-            cx.threads = plan.thread_maps[src].clone();
-            cx.streams = plan.stream_maps[src].clone();
+            let mut cx = input_cx(ex, plan, src)?;
             cx.domains = plan.domain_maps[src].clone();
             cx.categories = categories;
             cx.metric_threads = plan.metric_maps[src].clone();
