@@ -410,6 +410,21 @@ fn an_input_cut_short_while_converted_is_an_error() {
 /// the kernels and the link join's operations): the error is the one-thread pass's.
 #[test]
 fn rows_changed_under_a_helper_give_the_one_thread_error() {
+    // The changed file, made apart: while the export is open no SQLite writer may change it
+    // (`sqlite_writers_wait_while_an_export_is_open`), so the change comes as another program
+    // would make it, by rewriting the file's bytes in place.
+    let edited = scratch_copy("changed-apart");
+    let conn = rusqlite::Connection::open(&edited).unwrap();
+    // Every other kernel goes after discovery surveyed the table's runs.
+    let gone = conn
+        .execute(
+            "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 2 = 0",
+            [],
+        )
+        .unwrap();
+    assert!(gone > 0, "kernels removed");
+    drop(conn);
+    let edited = std::fs::read(&edited).unwrap();
     let mut errors = Vec::new();
     for (name, opts) in [
         ("one-thread", one_thread()),
@@ -420,16 +435,14 @@ fn rows_changed_under_a_helper_give_the_one_thread_error() {
         let path = scratch_copy("changed");
         let exports = [Export::open_path(&path).unwrap()];
         let planned = pipeline::Planned::new(&exports, &opts, false).unwrap();
-        // Every other kernel goes after discovery surveyed the table's runs.
-        let conn = rusqlite::Connection::open(&path).unwrap();
-        let gone = conn
-            .execute(
-                "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 2 = 0",
-                [],
-            )
-            .unwrap();
-        assert!(gone > 0, "{name}: kernels removed");
-        drop(conn);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            edited.len() as u64,
+            "{name}"
+        );
+        let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        std::io::Write::write_all(&mut file, &edited).unwrap();
+        drop(file);
         let (mut prv, mut pcf, mut row) = (Vec::new(), Vec::new(), Vec::new());
         let mut w = ParaverWriter::new(Box::new(&mut prv), Box::new(&mut pcf), Box::new(&mut row));
         let e = pipeline::run_planned(&exports, &opts, Some(planned), &mut [&mut w], &mut |_| true)
@@ -444,4 +457,30 @@ fn rows_changed_under_a_helper_give_the_one_thread_error() {
         "{}",
         errors[0]
     );
+}
+
+/// An open export holds its file's shared lock until it is dropped (nsys/export.rs,
+/// `locking_mode = EXCLUSIVE`): a SQLite writer meanwhile finds the database busy instead of
+/// changing it under the conversion, and writes once the export is gone.
+#[test]
+fn sqlite_writers_wait_while_an_export_is_open() {
+    let path = scratch_copy("locked");
+    let export = Export::open_path(&path).unwrap();
+    let planned = pipeline::Planned::new(std::slice::from_ref(&export), &one_thread(), false);
+    assert!(planned.is_ok());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    // Busy at once, rather than after rusqlite's default wait of five seconds.
+    conn.busy_timeout(std::time::Duration::ZERO).unwrap();
+    let delete = "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 2 = 0";
+    let e = conn
+        .execute(delete, [])
+        .expect_err("the export holds the file");
+    assert_eq!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy),
+        "{e}"
+    );
+    drop(planned);
+    drop(export);
+    assert!(conn.execute(delete, []).unwrap() > 0);
 }
