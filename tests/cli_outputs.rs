@@ -140,3 +140,74 @@ fn an_output_that_is_a_symbolic_link_is_written_through() {
     assert_eq!(entries(&dir), ["kept.prv", "t.pcf", "t.prv", "t.row"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Records each write call's length (the trace's destination, as the CLI's buffered file).
+struct Writes<'a> {
+    bytes: &'a mut Vec<u8>,
+    calls: &'a mut Vec<usize>,
+}
+
+impl std::io::Write for Writes<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.bytes.extend_from_slice(b);
+        self.calls.push(b.len());
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The CLI's trace writer hands its lines over a MiB at a time (`ParaverWriter::gathering`,
+/// src/bin/prvsight.rs), written to its file unbuffered: the lines come in blocks of at least
+/// the size asked, each ending a line, and the bytes are those written line by line or in the
+/// default blocks.
+#[test]
+fn the_trace_is_handed_over_in_blocks_of_the_size_asked_with_the_same_bytes() {
+    use prvsight::nsys::Export;
+    use prvsight::paraver::ParaverWriter;
+    let input = data("testcuda_report1.sqlite");
+    let expected = convert(std::slice::from_ref(&input), &Options::default()).unwrap();
+    let exports = [Export::open_path(&input).unwrap()];
+    for chunk in [1, 4096, 100_000, 1 << 20] {
+        let (mut prv, mut calls, mut pcf, mut row) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        {
+            let out = Writes {
+                bytes: &mut prv,
+                calls: &mut calls,
+            };
+            let mut w = ParaverWriter::new(Box::new(out), Box::new(&mut pcf), Box::new(&mut row))
+                .gathering(chunk);
+            prvsight::pipeline::run(&exports, &Options::default(), &mut [&mut w], &mut |_| true)
+                .unwrap();
+        }
+        assert!(
+            prv == expected.prv.as_bytes(),
+            "chunk {chunk}: .prv differs"
+        );
+        assert_eq!(pcf, expected.pcf.as_bytes(), "chunk {chunk}");
+        assert_eq!(row, expected.row.as_bytes(), "chunk {chunk}");
+        // Every block but the last is at least `chunk` bytes; each ends a line.
+        let (last, full) = calls.split_last().unwrap();
+        assert!(full.iter().all(|&n| n >= chunk), "chunk {chunk}: {calls:?}");
+        assert!(*last > 0);
+        let mut at = 0;
+        for n in &calls {
+            at += n;
+            assert_eq!(
+                prv[at - 1],
+                b'\n',
+                "chunk {chunk}: a block ends inside a line"
+            );
+        }
+        // As many blocks as the size asks: the bytes over the size, plus the last.
+        if chunk >= 4096 {
+            assert!(
+                calls.len() <= prv.len() / chunk + 1,
+                "chunk {chunk}: {} calls",
+                calls.len()
+            );
+        }
+    }
+}
