@@ -141,7 +141,7 @@ fn an_output_that_is_a_symbolic_link_is_written_through() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Records each write call's length (the trace's destination, as the CLI's buffered file).
+/// Records each write call's length (standing for the CLI's trace file).
 struct Writes<'a> {
     bytes: &'a mut Vec<u8>,
     calls: &'a mut Vec<usize>,
