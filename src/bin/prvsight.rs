@@ -340,12 +340,6 @@ mod cli {
         ))
     }
 
-    /// The blocks the trace's file is written in: the plain trace's writer gathers its lines
-    /// into blocks this large (one write call each, no buffer in between to copy them into: at
-    /// 10 MB of input 30 MB were copied, ~2.5 % of the conversion's instructions); the gzip
-    /// encoder's output is buffered to this size.
-    const TRACE_BLOCK: usize = 1 << 20;
-
     /// A command's output files, given their names only once all of them are written: a failed
     /// command leaves the earlier outputs as they were and no partial ones (prvsight::staged).
     #[derive(Default)]
@@ -369,23 +363,14 @@ mod cli {
         /// thread and the sinks have one each, and the sinks' wait for batches leaves room for
         /// the copy on theirs, while a third thread takes turns with the reading thread, which
         /// bounds the conversion: there the copy stays on the sinks' thread
-        /// (docs/PERFORMANCE.md item 38). `blocks`: its writer writes [`TRACE_BLOCK`]s, which
-        /// go to the file unbuffered on this thread.
-        fn trace(
-            &mut self,
-            p: &Path,
-            opts: &Options,
-            blocks: bool,
-        ) -> Result<Box<dyn Write + Send>> {
+        /// (docs/PERFORMANCE.md item 38).
+        fn trace(&mut self, p: &Path, opts: &Options) -> Result<Box<dyn Write + Send>> {
             let file = DropBehindFile::new(self.file(p)?);
             let spare_core = std::thread::available_parallelism().is_ok_and(|n| n.get() > 2);
-            if opts.second_thread_allowed() && spare_core {
-                Ok(Box::new(BackgroundWriter::new(file)))
-            } else if blocks {
-                Ok(Box::new(file))
-            } else {
-                Ok(Box::new(BufWriter::with_capacity(TRACE_BLOCK, file)))
+            if !opts.second_thread_allowed() || !spare_core {
+                return Ok(Box::new(BufWriter::with_capacity(1 << 20, file)));
             }
+            Ok(Box::new(BackgroundWriter::new(file)))
         }
 
         /// Names the outputs, which must be written, flushed and closed.
@@ -475,7 +460,7 @@ mod cli {
         let mut outputs = Outputs::default();
         let pcf = outputs.buffered(&pcf_path)?;
         let row = outputs.buffered(&row_path)?;
-        let prv_file = outputs.trace(&prv_path, opts, !gz)?;
+        let prv_file = outputs.trace(&prv_path, opts)?;
         let summary = if gz {
             let mut enc = GzipWriter::new(prv_file, gzip_level, opts);
             let s = {
@@ -487,8 +472,7 @@ mod cli {
                 .map_err(|e| Error::write(prv_path.display(), e))?;
             s
         } else {
-            let mut w = ParaverWriter::new(Box::new(prv_file), Box::new(pcf), Box::new(row))
-                .gathering(TRACE_BLOCK);
+            let mut w = ParaverWriter::new(Box::new(prv_file), Box::new(pcf), Box::new(row));
             pipeline::run(&exports, opts, &mut [&mut w], &mut progress)?
         };
         // Every file is flushed and closed here (the writers above are dropped).

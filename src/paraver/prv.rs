@@ -28,10 +28,9 @@ use crate::options::Family;
 /// (like `ptd comprovar`) refuses them. Absurd values (a memcpy of 2^63 bytes) are capped here.
 const MAX_EVENT_VALUE: u64 = 1 << 53;
 
-/// Body lines are gathered and handed to the .prv output this many bytes at a time by default
-/// ([`ParaverWriter::gathering`] sets another): two calls through `dyn Write` per line cost more
-/// than formatting the line when the output was a gzip encoder (bundle of the 100 MB benchmark
-/// input at level 6: 26.6 s before, 14.7 s after).
+/// Body lines are gathered and handed to the .prv output this many bytes at a time: two calls
+/// through `dyn Write` per line cost more than formatting the line when the output was a gzip
+/// encoder (bundle of the 100 MB benchmark input at level 6: 26.6 s before, 14.7 s after).
 const OUT_CHUNK: usize = 64 * 1024;
 /// Line buffers of written pending lines kept for reuse (one allocation less per interval).
 const SPARE_LINES: usize = 4096;
@@ -216,9 +215,8 @@ pub struct ParaverWriter<'w> {
     domain_types: Vec<u32>,
     pub(crate) domain_names: Vec<String>,
     lines_written: u64,
-    /// Body lines not yet handed to `prv`, handed once `chunk` bytes are gathered.
+    /// Body lines not yet handed to `prv` (see [`OUT_CHUNK`]).
     out: Vec<u8>,
-    chunk: usize,
     /// The line being built (reused for every line written at once).
     line: Vec<u8>,
     /// Buffers of pending lines already written, reused by [`Self::schedule`]d lines.
@@ -261,22 +259,11 @@ impl<'w> ParaverWriter<'w> {
             domain_names: Vec::new(),
             lines_written: 0,
             out: Vec::with_capacity(OUT_CHUNK + 256),
-            chunk: OUT_CHUNK,
             line: Vec::new(),
             spare: Vec::new(),
             pairs: Vec::new(),
             labels: Vec::new(),
         }
-    }
-
-    /// Hands the body lines to the .prv output `bytes` at a time (instead of [`OUT_CHUNK`]),
-    /// each block ending a line: for an output that is best written in large blocks and would
-    /// otherwise gather them in a buffer of its own, copying every line once more (the CLI's
-    /// plain trace file).
-    pub fn gathering(mut self, bytes: usize) -> Self {
-        self.chunk = bytes.max(1);
-        self.out = Vec::with_capacity(self.chunk + 256);
-        self
     }
 
     /// Number of body lines written (records).
@@ -310,7 +297,7 @@ impl<'w> ParaverWriter<'w> {
     fn end_line(&mut self) -> Result<()> {
         self.lines_written += 1;
         self.out.push(b'\n');
-        if self.out.len() >= self.chunk {
+        if self.out.len() >= OUT_CHUNK {
             self.flush_out()?;
         }
         Ok(())
