@@ -54,11 +54,17 @@ fn owned(v: ValueRef) -> Value {
 
 /// Runs the test's scans on `ex`'s file: by the direct reader or SQLite, on one or two threads.
 fn scan(ex: &Export, direct: bool, two_threads: bool) -> Vec<Seen> {
+    let file = ex.path.as_deref().expect("opened from a file");
+    scan_with(ex, direct, two_threads.then_some(file))
+}
+
+/// [`scan`], the second thread (if any) opening `second`.
+fn scan_with(ex: &Export, direct: bool, second: Option<&std::path::Path>) -> Vec<Seen> {
     let queries = queries();
     let seen: Vec<Mutex<Seen>> = queries.iter().map(|_| Mutex::default()).collect();
     let mut set = ScanSet::new(&ex.conn, direct);
-    if two_threads {
-        set = set.second_thread(ex.path.as_deref().expect("opened from a file"));
+    if let Some(file) = second {
+        set = set.second_thread(file);
     }
     for (q, seen) in queries.iter().zip(&seen) {
         set.add(
@@ -130,5 +136,21 @@ fn scans_through_sqlite_stay_on_the_calling_thread() {
     let this_thread = std::thread::current().id();
     for s in scan(&ex, false, true) {
         assert_eq!(s.threads, [this_thread]);
+    }
+}
+
+#[test]
+fn a_second_thread_that_cannot_open_the_file_leaves_every_pass_here() {
+    // The second thread opens its connection itself while this one starts its pass; where the
+    // file does not open, the pass given to it comes back: every scan is made here, whole.
+    let ex = Export::open_path(&data("testcuda_report1.sqlite")).unwrap();
+    let one = scan(&ex, true, false);
+    let missing = std::path::Path::new("/nonexistent/prvsight/second.sqlite");
+    let two = scan_with(&ex, true, Some(missing));
+    let this_thread = std::thread::current().id();
+    for (i, (o, t)) in one.iter().zip(&two).enumerate() {
+        assert!(!o.rows.is_empty(), "scan {i} has rows");
+        assert_eq!(t.rows, o.rows, "scan {i}");
+        assert_eq!(t.threads, [this_thread], "scan {i}");
     }
 }

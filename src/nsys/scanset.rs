@@ -120,12 +120,9 @@ impl<'a> ScanSet<'a> {
         }
         #[cfg(not(target_family = "wasm"))]
         if let (Some(file), Some(pager)) = (self.second_thread, &self.pager) {
-            if let Some(conn) = (tables.len() > 1)
-                .then(|| second_connection(file))
-                .flatten()
-            {
+            if tables.len() > 1 {
                 largest_first(pager, &mut tables);
-                return on_two_threads(conn, pager.clone(), tables, &mut queries, n);
+                return on_two_threads(file, pager.clone(), tables, &mut queries, n);
             }
         }
         side_by_side(self.pager, tables, &mut queries, n)
@@ -135,16 +132,18 @@ impl<'a> ScanSet<'a> {
     }
 }
 
-/// The table passes shared between this thread and a second one over `conn`, and the SQL scans
-/// made on this thread (beside its first pass); how each of the `n` scans ended, by index. This
-/// thread takes the largest pass, the second thread the next (given out before it starts);
-/// then each takes the largest left whenever it is free. So the two end about together,
-/// whatever a pass costs per row (its rows and scans more than its pages) and however the
-/// machine slows either thread: shared out by leaf pages beforehand, this thread ended ~100 ms
-/// after the other at 1 GB (docs/PERFORMANCE.md item 36).
+/// The table passes shared between this thread and a second one, on a connection of its own
+/// to `file`, and the SQL scans made on this thread (beside its first pass); how each of the
+/// `n` scans ended, by index. This thread takes the largest pass, the second thread the next
+/// (given out before it starts); then each takes the largest left whenever it is free. So the
+/// two end about together, whatever a pass costs per row (its rows and scans more than its
+/// pages) and however the machine slows either thread: shared out by leaf pages beforehand,
+/// this thread ended ~100 ms after the other at 1 GB (docs/PERFORMANCE.md item 36). The second
+/// thread opens its connection itself, while this one starts its pass (it waited ~0.3 ms for
+/// it, item 40); where it does not open, its pass comes back and is made here.
 #[cfg(not(target_family = "wasm"))]
 fn on_two_threads<'a>(
-    conn: Connection,
+    file: &std::path::Path,
     pager: Rc<Pager<'a>>,
     passes: Vec<(u32, Pass<'a>)>,
     queries: &mut [(usize, rusqlite::Result<Statement<'a>>, TakeRow<'a>)],
@@ -156,16 +155,29 @@ fn on_two_threads<'a>(
     let left = std::sync::Mutex::new(passes);
     let left = &left;
     std::thread::scope(|scope| {
-        let worker = scope.spawn(move || {
-            // Checked by `second_connection`: the same file gives a pager again.
-            let pager = Pager::shared(&conn, true);
-            passes_taken(second, left, pager, &mut [], n)
+        let worker = scope.spawn(move || match second_connection(file) {
+            Some(conn) => {
+                // Checked by `second_connection`: the same file gives a pager again.
+                let pager = Pager::shared(&conn, true);
+                (passes_taken(second, left, pager, &mut [], n), None)
+            }
+            None => ((0..n).map(|_| None).collect(), second),
         });
-        let here = passes_taken(first, left, Some(pager), queries, n);
-        let there = match worker.join() {
+        let mut here = passes_taken(first, left, Some(pager.clone()), queries, n);
+        let (there, returned) = match worker.join() {
             Ok(there) => there,
             Err(panic) => std::panic::resume_unwind(panic),
         };
+        if let Some(pass) = returned {
+            // No second connection: its pass is made here (the others were taken here).
+            let none = std::sync::Mutex::new(Vec::new().into_iter());
+            let made = passes_taken(Some(pass), &none, Some(pager), &mut [], n);
+            for (o, m) in here.iter_mut().zip(made) {
+                if m.is_some() {
+                    *o = m;
+                }
+            }
+        }
         // Each scan ended on one side only.
         here.into_iter()
             .zip(there)
