@@ -163,21 +163,14 @@ fn on_two_threads<'a>(
             }
             None => ((0..n).map(|_| None).collect(), second),
         });
-        let mut here = passes_taken(first, left, Some(pager.clone()), queries, n);
-        let (there, returned) = match worker.join() {
-            Ok(there) => there,
+        let here = passes_taken(first, left, Some(pager.clone()), queries, n);
+        let there = match worker.join() {
+            Ok((there, None)) => there,
+            // No second connection: its pass is made here, in its place (the others were
+            // taken here: `left` is empty).
+            Ok((_, Some(pass))) => passes_taken(Some(pass), left, Some(pager), &mut [], n),
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        if let Some(pass) = returned {
-            // No second connection: its pass is made here (the others were taken here).
-            let none = std::sync::Mutex::new(Vec::new().into_iter());
-            let made = passes_taken(Some(pass), &none, Some(pager), &mut [], n);
-            for (o, m) in here.iter_mut().zip(made) {
-                if m.is_some() {
-                    *o = m;
-                }
-            }
-        }
         // Each scan ended on one side only.
         here.into_iter()
             .zip(there)
