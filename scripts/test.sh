@@ -3,7 +3,9 @@
 # it is already there: the wasm target and toolchain pieces (scripts/setup.sh), then runs
 #   1. the native tests (unit, integration, golden, real exports in ../shared when present),
 #   2. a wasm32 build of the library, as the page ships it (profile wasm; the site build reuses it),
-#   3. the wasm and browser end-to-end tests (scripts/test-web.sh).
+#   3. the wasm and browser end-to-end tests (scripts/test-web.sh),
+#   4. the CLI built with profile-guided optimisation (scripts/build-cli.sh), whose traces must
+#      be the plain release build's bytes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,3 +26,16 @@ if [ -x scripts/test-web.sh ]; then
   scripts/test-web.sh
 fi
 
+echo "== the profile-guided CLI (scripts/build-cli.sh) against the plain release build"
+pgo=$(scripts/build-cli.sh)
+cargo build --quiet --release --bin prvsight
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for input in www/samples/testcuda_report1.sqlite target/pgo-gen/training/ddp4.sqlite target/pgo-gen/training/gpu_metrics.sqlite; do
+  "$pgo" convert "$input" -o "$out/pgo.prv" -q
+  target/release/prvsight convert "$input" -o "$out/plain.prv" -q
+  for ext in prv pcf row; do
+    cmp "$out/pgo.$ext" "$out/plain.$ext" || { echo "the profile-guided CLI wrote a different .$ext for $input" >&2; exit 1; }
+  done
+done
+echo "same traces from both builds"

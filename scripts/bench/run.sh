@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Conversion benchmark: prvsight (native release) against the physical floor (SQLite alone) and
-# against nsys2prv 0.5.8, on inflated copies of a real export. See docs/PERFORMANCE.md.
+# Conversion benchmark: prvsight (native release, profile-guided: scripts/build-cli.sh) against
+# the physical floor (SQLite alone) and against nsys2prv 0.5.8, on inflated copies of a real
+# export; the plain `cargo build --release` beside it. See docs/PERFORMANCE.md.
 #
 #   scripts/bench/run.sh [SIZE_MB ...]          # default: 10 100 1024
 #
@@ -41,7 +42,10 @@ if [ ! -x "$BENCH/venv/bin/nsys2prv" ]; then
   "$BENCH/venv/bin/pip" install -q nsys2prv==0.5.8
 fi
 cargo build --release --quiet --bin prvsight --bin prvsight-inflate
-PRVSIGHT=$ROOT/target/release/prvsight
+# The CLI as scripts/build-cli.sh builds it (its profile from the repository's own inputs, not
+# from these), and the plain release build, timed beside it.
+PRVSIGHT=$(scripts/build-cli.sh)
+PLAIN=$ROOT/target/release/prvsight
 INFLATE=$ROOT/target/release/prvsight-inflate
 SHIM=$ROOT/scripts/bench/shim
 
@@ -83,8 +87,8 @@ timed() {
   echo "- $(rustc --version); SQLite CLI $(sqlite3 --version | cut -d' ' -f1); nsys2prv $("$BENCH/venv/bin/pip" show nsys2prv | awk '/^Version/{print $2}')"
   echo "- source export: $(basename "$SOURCE"); inputs inflated with prvsight-inflate --target-mb; warm page cache (each input read once before timing)"
   echo
-  echo "| input | rows read | records out | prvsight s | records/s | MB/s read | peak RSS MB | one thread s | SQL-sorted path s | SQLite scan s | SQLite sorted scan s | SQLite every column s | prvsight, nsys2prv's job s | nsys2prv s | nsys2prv peak RSS MB | of which shim s | nsys2prv / prvsight (same job) | prvsight metrics s | metrics records/s |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| input | rows read | records out | prvsight s | records/s | MB/s read | peak RSS MB | plain release build s | plain records/s | one thread s | SQL-sorted path s | SQLite scan s | SQLite sorted scan s | SQLite every column s | prvsight, nsys2prv's job s | nsys2prv s | nsys2prv peak RSS MB | of which shim s | nsys2prv / prvsight (same job) | prvsight metrics s | metrics records/s |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 } > "$BENCH/results.md.new"
 
 for MB in $SIZES; do
@@ -121,6 +125,16 @@ for MB in $SIZES; do
     P_S=$(awk -v a="$P_S" -v b="$S" 'BEGIN{print (a == "" || b < a) ? b : a}'); P_KB=$((KB > P_KB ? KB : P_KB))
   done
   RECORDS=$(sed -n 's/.*(\([0-9]*\) records,.*/\1/p' "$LOG")
+  # The plain release build, the same way, same output.
+  PLAIN_S=""
+  for _ in $(seq "$RUNS"); do
+    LOG=$BENCH/logs/prvsight_plain_${MB}.log
+    fresh "$BENCH/out/prvsight_plain_${MB}mb.prv"
+    read -r S _ <<<"$(timed "$PLAIN" convert "$IN" -o "$BENCH/out/prvsight_plain_${MB}mb.prv")"
+    PLAIN_S=$(awk -v a="$PLAIN_S" -v b="$S" 'BEGIN{print (a == "" || b < a) ? b : a}')
+  done
+  cmp -s "$BENCH/out/prvsight_${MB}mb.prv" "$BENCH/out/prvsight_plain_${MB}mb.prv" || { echo "the profile-guided and plain builds gave different .prv files" >&2; exit 1; }
+  rm -f "$BENCH/out/prvsight_plain_${MB}mb".{prv,pcf,row}
   # The same on one thread (--read-ahead off: no second thread, as in the browser), same output.
   LOG=$BENCH/logs/prvsight_one_${MB}.log
   fresh "$BENCH/out/prvsight_one_${MB}mb.prv"
@@ -169,9 +183,9 @@ for MB in $SIZES; do
     rm -f "$D"/out.* "$D"/*.csv
   fi
   awk -v mb="$MB" -v bytes="$BYTES" -v rows="$ROWS" -v rec="$RECORDS" -v ps="$P_S" -v pkb="$P_KB" \
-      -v one="$ONE_S" -v sqls="$SQL_S" -v scan="$SCAN_S" -v sort="$SORT_S" -v every="$EVERY_S" -v js="$J_S" -v ns="$N_S" -v nmb="$N_MB" -v shim="$SHIM_S" -v ratio="$RATIO" -v ms="$M_S" \
-    'BEGIN{printf "| %d MB (%.0f MiB) | %d | %d | %.3f | %.2f M | %.1f | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %s | %s | %s | %s | %.3f | %.2f M |\n",
-           mb, bytes/1048576, rows, rec, ps, rec/ps/1e6, bytes/1048576/ps, pkb/1024, one, sqls, scan, sort, every, js, ns, nmb, shim, ratio, ms, rec/ms/1e6}' \
+      -v plain="$PLAIN_S" -v one="$ONE_S" -v sqls="$SQL_S" -v scan="$SCAN_S" -v sort="$SORT_S" -v every="$EVERY_S" -v js="$J_S" -v ns="$N_S" -v nmb="$N_MB" -v shim="$SHIM_S" -v ratio="$RATIO" -v ms="$M_S" \
+    'BEGIN{printf "| %d MB (%.0f MiB) | %d | %d | %.3f | %.2f M | %.1f | %d | %.3f | %.2f M | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %s | %s | %s | %s | %.3f | %.2f M |\n",
+           mb, bytes/1048576, rows, rec, ps, rec/ps/1e6, bytes/1048576/ps, pkb/1024, plain, rec/plain/1e6, one, sqls, scan, sort, every, js, ns, nmb, shim, ratio, ms, rec/ms/1e6}' \
     >> "$BENCH/results.md.new"
   tail -1 "$BENCH/results.md.new"
 done

@@ -7,7 +7,10 @@
 // reported too (timed by the page from the file chosen to its report shown), and the sum of the
 // two is set against the native bundle as well: the page's time for the whole job.
 //
-//   node scripts/bench/web.mjs [--page-only] [--cold] [--runs N] INPUT.sqlite [INPUT.sqlite ...]
+//   node scripts/bench/web.mjs [--page-only] [--cold] [--runs N] [--cli PATH] INPUT.sqlite [INPUT.sqlite ...]
+//
+// --cli PATH: the native CLI to compare with (default target/release/prvsight, the plain release
+// build; scripts/build-cli.sh prints the profile-guided one's path).
 //
 // --runs N: each timing is the fastest of N runs (default 3; this project's VMs drift by ±10 %
 // from one run to the next), native and page alike.
@@ -29,14 +32,18 @@ const coldStart = args.includes('--cold');
 const runsAt = args.indexOf('--runs');
 const runs = runsAt >= 0 ? Number(args[runsAt + 1]) : 3;
 if (!(runs >= 1)) throw new Error('--runs takes a number of runs, 1 or more');
-const inputs = args.filter((a, i) => !a.startsWith('--') && !(runsAt >= 0 && i === runsAt + 1));
+const cliAt = args.indexOf('--cli');
+const cli = cliAt >= 0 ? args[cliAt + 1] : CLI;
+if (!cli) throw new Error('--cli takes the path of a prvsight binary');
+const valued = [runsAt, cliAt].filter((i) => i >= 0).map((i) => i + 1);
+const inputs = args.filter((a, i) => !a.startsWith('--') && !valued.includes(i));
 const fastest = (times) => Math.min(...times);
 // Native first, before the browser starts, so that the two never share the CPU: as it runs by
 // default (reading on a second thread), and on one thread as the worker does (--read-ahead off).
 const bundle = (input, extra) => {
   const out = join(tmp('bench'), 'native.zip');
   const t0 = performance.now();
-  execFileSync(CLI, ['bundle', '-q', ...extra, input, '-o', out], { stdio: 'ignore' });
+  execFileSync(cli, ['bundle', '-q', ...extra, input, '-o', out], { stdio: 'ignore' });
   return (performance.now() - t0) / 1000;
 };
 const nativeRuns = (input, extra) => fastest(Array.from({ length: runs }, () => bundle(input, extra)));
