@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 say() { echo "build-cli: $*" >&2; }
 
-if ! rustup component list --installed 2>/dev/null | grep -q '^llvm-tools'; then
+installed=$(rustup component list --installed 2>/dev/null || true)
+if ! grep -q '^llvm-tools' <<<"$installed"; then
   say "adding rustup's llvm-tools component (llvm-profdata)"
   rustup component add llvm-tools-preview >/dev/null 2>&1 || rustup component add llvm-tools >/dev/null
 fi
