@@ -413,3 +413,75 @@ fn an_nvtx_end_that_is_not_an_integer_gives_the_sql_paths_error() {
         "{fast}"
     );
 }
+
+/// The sample with an `MPI_START_WAIT_EVENTS` table (as nsys writes it: a row per request, all
+/// with the call's start and end) of `calls` wait calls of three requests each, on one of its
+/// OS runtime threads and among its calls there.
+fn with_mpi_waits(name: &str, calls: usize) -> PathBuf {
+    edited(
+        name,
+        &format!(
+            "CREATE TABLE MPI_START_WAIT_EVENTS (start INTEGER NOT NULL, end INTEGER, \
+                 globalTid INTEGER, textId INTEGER, requestHandle INTEGER);
+             INSERT INTO StringIds (id, value) VALUES (100000, 'MPI_Waitall');
+             WITH RECURSIVE call(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM call WHERE i < {last}),
+                  request(k) AS (VALUES (0), (1), (2)),
+                  span(lo, step, tid) AS (SELECT MIN(start), (MAX(start) - MIN(start)) / {calls},
+                      (SELECT globalTid FROM OSRT_API GROUP BY globalTid ORDER BY COUNT(*) DESC LIMIT 1)
+                      FROM OSRT_API)
+             INSERT INTO MPI_START_WAIT_EVENTS
+                 SELECT lo + i * step + 3, lo + i * step + 503, tid, 100000, 7000 + k
+                 FROM call, request, span ORDER BY i, k;",
+            last = calls - 1
+        ),
+    )
+}
+
+/// The MPI waits' member groups its rows (a call per group, its requests counted), which only
+/// SQL does; the other host calls still go sort-free around it, with the SQL path's bytes.
+#[test]
+fn mpi_waits_grouped_by_sql_leave_the_other_host_calls_sort_free() {
+    let path = with_mpi_waits("mpi-waits", 40);
+    let (fast, sql) = both(std::slice::from_ref(&path));
+    assert_same(&fast, &sql, "40 MPI wait calls of 3 requests");
+    assert_eq!(
+        fast.summary.sorted_by_sql,
+        Vec::<String>::new(),
+        "the host calls are read as runs, the waits among them"
+    );
+    // Which the link join shows: it takes the CUDA calls from the host calls' sort-free reader
+    // (through SQL's sort, it read them again itself).
+    assert_eq!(
+        fast.summary.links_from_host_calls,
+        vec![path.display().to_string()]
+    );
+    assert_eq!(links(&fast), 16);
+    assert_eq!(
+        fast.summary.counts.get("mpi"),
+        Some(&40),
+        "a record per call"
+    );
+    assert!(fast.pcf.contains("MPI_Waitall"), "the calls are named");
+}
+
+/// Past GROUPED_MOST groups (each fetch groups the waits again), the host calls go through
+/// SQL's sort instead, with the same bytes.
+#[test]
+fn past_the_grouped_limit_the_host_calls_are_sorted_by_sql_with_the_same_bytes() {
+    let calls = prvsight::nsys::partitioned::GROUPED_MOST + 1;
+    let path = with_mpi_waits("mpi-waits-many", calls);
+    let (fast, sql) = both(std::slice::from_ref(&path));
+    assert_same(&fast, &sql, "many MPI wait calls");
+    assert_eq!(
+        fast.summary.sorted_by_sql.len(),
+        1,
+        "{:?}",
+        fast.summary.sorted_by_sql
+    );
+    assert!(
+        fast.summary.sorted_by_sql[0].contains("host calls"),
+        "{:?}",
+        fast.summary.sorted_by_sql
+    );
+    assert_eq!(fast.summary.counts.get("mpi"), Some(&(calls as u64)));
+}

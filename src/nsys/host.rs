@@ -52,15 +52,15 @@ macro_rules! at {
     };
 }
 
-/// One member of the union: `cols` maps union columns to values of `table` (others NULL).
-/// (`grouped`: the member aggregates rows, so it cannot be read by rowid ranges.)
+/// One member of the union: `cols` maps union columns to values of `table` (others NULL), its
+/// rows grouped by `group` where given (then `rid` is the group's first rowid).
 fn member(
     fam: i64,
     table: &str,
     cols: &[(&str, Val)],
     conds: Vec<Cond>,
     group: Option<&'static str>,
-) -> (Member, bool) {
+) -> Member {
     let map: BTreeMap<&str, &Val> = cols.iter().map(|(k, v)| (*k, v)).collect();
     let rid = match group {
         None => Val::Rowid,
@@ -84,14 +84,11 @@ fn member(
         .chain(UNION.iter().map(|c| map.contains_key(c)))
         .chain([false])
         .collect();
-    (
-        Member {
-            fam,
-            select,
-            present,
-        },
-        group.is_some(),
-    )
+    Member {
+        fam,
+        select,
+        present,
+    }
 }
 
 pub fn query(
@@ -211,15 +208,16 @@ pub fn query(
     if parts.is_empty() {
         return None;
     }
-    let union: Vec<String> = parts.iter().map(|(m, _)| m.select.sql()).collect();
+    let union: Vec<String> = parts.iter().map(|m| m.select.sql()).collect();
     let sql = format!(
         "SELECT fam, start, end, globalTid, {cols}, LEAD(start) OVER (PARTITION BY globalTid ORDER BY start, fam, rid) \
          FROM ({union}) ORDER BY start, fam, rid",
         cols = UNION.join(", "),
         union = union.join(" UNION ALL ")
     );
-    // The MPI wait member groups rows (one per request): only the SQL path reads it.
-    let partitioned = (!parts.iter().any(|(_, grouped)| *grouped)).then(|| Spec {
+    // A grouped member (the MPI waits) is read through SQL by the sort-free reader too, its
+    // survey declining where it has too many groups (partitioned.rs, GROUPED_MOST).
+    let partitioned = Partitioned::Rows(Spec {
         kind: CursorKind::Host,
         order: Expr::out("start"),
         // The CUDA calls' correlation ids, where the link join takes its calls from this
@@ -237,15 +235,14 @@ pub fn query(
             .map(Expr::out)
             .chain([Expr::Null])
             .collect(),
-        members: parts.into_iter().map(|(m, _)| m).collect(),
+        members: parts,
     });
-    let partitioned = partitioned.map(Partitioned::Rows);
     Some(Query {
         kind: CursorKind::Host,
         source,
         sql,
         what: WHAT_ALL,
-        partitioned,
+        partitioned: Some(partitioned),
     })
 }
 

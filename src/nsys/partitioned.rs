@@ -49,7 +49,9 @@ pub struct Member {
     /// The family number the SQL path orders ties by (`ORDER BY start, fam, rid`).
     pub fam: i64,
     /// A `SELECT` that gives `rid` (the rowid), the order column, the partition columns and the
-    /// columns of [`Spec::columns`]; plain (no `GROUP BY`), so that a rowid range is a B-tree seek.
+    /// columns of [`Spec::columns`]; plain (no `GROUP BY`) where it can be, so that a rowid range
+    /// is a B-tree seek. A grouped member (`rid` its group's first rowid) is surveyed and fetched
+    /// through SQL, each fetch grouping its table again: see [`GROUPED_MOST`].
     pub select: Select,
     /// Per column of [`Spec::columns`]: false where this member always gives NULL (not fetched).
     pub present: Vec<bool>,
@@ -123,6 +125,14 @@ const SPARSE: i64 = 4;
 /// once it has [`DENSE_AFTER`] rows and is not sparse so far.
 const MOST_LISTED: usize = 1 << 18;
 const DENSE_AFTER: usize = 64;
+/// Groups a grouped member's survey takes at most before it declines (the family is then read
+/// through SQL's sort). Its fetches go through SQL, which has nothing to seek a group by: each
+/// batch groups the member's rows of its resource again, so a member of G groups costs about
+/// G / [`MAX_BATCH`] passes over its table. The MPI waits (one row per request) are this member:
+/// a few rows in most exports, where reading the other host calls sort-free took a 10 MB export
+/// with MPI from 0.55 to 0.10 s; with 4 000 more groups 0.18 s against the sort's 0.58 s, with
+/// 16 000 0.65 against 0.75 s, with 100 000 16.8 against 1.9 s (docs/PERFORMANCE.md item 42).
+pub const GROUPED_MOST: usize = 4096;
 /// Rows fetched per query: the first batch of a run is small (many runs are short), then grows.
 const FIRST_BATCH: usize = 16;
 const MAX_BATCH: usize = 512;
@@ -419,6 +429,9 @@ struct MemberSurvey {
     /// listed over all runs.
     listing: Vec<Option<Vec<i64>>>,
     listed: usize,
+    /// Rows taken, and at most how many a grouped member takes ([`GROUPED_MOST`]).
+    rows: usize,
+    most_rows: Option<usize>,
 }
 
 /// What one member's scan found.
@@ -447,6 +460,12 @@ impl MemberSurvey {
             declined: false,
             listing: Vec::new(),
             listed: 0,
+            rows: 0,
+            most_rows: spec.members[member]
+                .select
+                .group_by
+                .is_some()
+                .then_some(GROUPED_MOST),
         }
     }
 
@@ -489,6 +508,10 @@ impl MemberSurvey {
         // Rowids come in increasing order from a sound table B-tree; a damaged file may not
         // (runs are rowid ranges, so that would read rows twice): leave it to the SQL path.
         if self.first_rid.is_some() && rid <= self.last_rid {
+            return declined(self);
+        }
+        self.rows += 1;
+        if self.most_rows.is_some_and(|most| self.rows > most) {
             return declined(self);
         }
         self.first_rid.get_or_insert(rid);
