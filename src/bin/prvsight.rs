@@ -503,7 +503,8 @@ mod cli {
             if !summary.sorted_by_sql.is_empty() {
                 // Not an error: the output is the same, only slower and (in the browser) larger.
                 eprintln!(
-                    "prvsight: sorted by SQLite (the rows are not in the order nsys writes them): {}",
+                    "prvsight: sorted by SQLite (rows not in the order nsys writes them, or over {} MPI wait calls): {}",
+                    prvsight::nsys::partitioned::GROUPED_MOST,
                     summary.sorted_by_sql.join("; ")
                 );
             }
