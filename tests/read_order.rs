@@ -55,6 +55,13 @@ fn assert_same(fast: &Converted, sql: &Converted, what: &str) {
     );
 }
 
+/// The host calls, and nothing else, were left to SQL's sort (the sort-free reader declined).
+fn assert_only_host_calls_sorted_by_sql(fast: &Converted) {
+    let sorted = &fast.summary.sorted_by_sql;
+    assert_eq!(sorted.len(), 1, "{sorted:?}");
+    assert!(sorted[0].contains("host calls"), "{sorted:?}");
+}
+
 /// A copy of the bundled sample, edited by `sql`.
 fn edited(name: &str, sql: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -195,17 +202,7 @@ fn a_table_with_too_many_runs_falls_back_to_sql_sorting() {
     );
     let (fast, sql) = both(std::slice::from_ref(&path));
     assert_same(&fast, &sql, "scrambled OS runtime calls");
-    assert_eq!(
-        fast.summary.sorted_by_sql.len(),
-        1,
-        "{:?}",
-        fast.summary.sorted_by_sql
-    );
-    assert!(
-        fast.summary.sorted_by_sql[0].contains("host calls"),
-        "{:?}",
-        fast.summary.sorted_by_sql
-    );
+    assert_only_host_calls_sorted_by_sql(&fast);
 }
 
 #[test]
@@ -472,16 +469,6 @@ fn past_the_grouped_limit_the_host_calls_are_sorted_by_sql_with_the_same_bytes()
     let path = with_mpi_waits("mpi-waits-many", calls);
     let (fast, sql) = both(std::slice::from_ref(&path));
     assert_same(&fast, &sql, "many MPI wait calls");
-    assert_eq!(
-        fast.summary.sorted_by_sql.len(),
-        1,
-        "{:?}",
-        fast.summary.sorted_by_sql
-    );
-    assert!(
-        fast.summary.sorted_by_sql[0].contains("host calls"),
-        "{:?}",
-        fast.summary.sorted_by_sql
-    );
+    assert_only_host_calls_sorted_by_sql(&fast);
     assert_eq!(fast.summary.counts.get("mpi"), Some(&(calls as u64)));
 }
