@@ -503,8 +503,7 @@ mod cli {
             if !summary.sorted_by_sql.is_empty() {
                 // Not an error: the output is the same, only slower and (in the browser) larger.
                 eprintln!(
-                    "prvsight: sorted by SQLite (rows not in the order nsys writes them, or over {} MPI wait calls): {}",
-                    prvsight::nsys::partitioned::GROUPED_MOST,
+                    "prvsight: sorted by SQLite (rows not in the order nsys writes them, or MPI wait calls too many beside the other calls): {}",
                     summary.sorted_by_sql.join("; ")
                 );
             }

@@ -216,7 +216,7 @@ pub fn query(
         union = union.join(" UNION ALL ")
     );
     // A grouped member (the MPI waits) is read through SQL by the sort-free reader too, its
-    // survey declining where it has too many groups (partitioned.rs, GROUPED_MOST).
+    // survey declining where it has too many groups (partitioned.rs, GROUPED_FETCHES).
     let partitioned = Partitioned::Rows(Spec {
         kind: CursorKind::Host,
         order: Expr::out("start"),

@@ -51,7 +51,7 @@ pub struct Member {
     /// A `SELECT` that gives `rid` (the rowid), the order column, the partition columns and the
     /// columns of [`Spec::columns`]; plain (no `GROUP BY`) where it can be, so that a rowid range
     /// is a B-tree seek. A grouped member (`rid` its group's first rowid) is surveyed and fetched
-    /// through SQL, each fetch grouping its table again: see [`GROUPED_MOST`].
+    /// through SQL, each fetch grouping its table again: see [`GROUPED_FETCHES`].
     pub select: Select,
     /// Per column of [`Spec::columns`]: false where this member always gives NULL (not fetched).
     pub present: Vec<bool>,
@@ -125,14 +125,27 @@ const SPARSE: i64 = 4;
 /// once it has [`DENSE_AFTER`] rows and is not sparse so far.
 const MOST_LISTED: usize = 1 << 18;
 const DENSE_AFTER: usize = 64;
-/// Groups a grouped member's survey takes at most before it declines (the family is then read
-/// through SQL's sort). Its fetches go through SQL, which has nothing to seek a group by: each
-/// batch groups the member's rows of its resource again, so a member of G groups costs about
-/// G / [`MAX_BATCH`] passes over its table. The MPI waits (one row per request) are this member:
-/// a few rows in most exports, where reading the other host calls sort-free took a 10 MB export
-/// with MPI from 0.55 to 0.10 s; with 4 000 more groups 0.18 s against the sort's 0.58 s, with
-/// 16 000 0.65 against 0.75 s, with 100 000 16.8 against 1.9 s (docs/PERFORMANCE.md item 42).
-pub const GROUPED_MOST: usize = 4096;
+/// Fetches a run of a grouped member takes at most. They go through SQL, which has nothing to
+/// seek a group by: each groups the member's rows of its resource again, a pass over its table.
+/// So a run's rows come in this many batches, not in batches of [`MAX_BATCH`] (which made G
+/// groups cost G / 512 passes), and a survey with a grouped member declines (the family is
+/// then read through SQL's sort, which covers every member once) where the grouped member's
+/// groups times this outnumber the other members' rows. The MPI waits (one row per request)
+/// are this member: a few rows in most exports, where reading the other host calls sort-free
+/// took a 10 MB export with MPI from 0.55 to 0.10 s; with 16 000 more groups (of two rows)
+/// 0.45 s against the sort's 0.75 s, with 100 000 more 2.7 s against 1.9 s (docs/PERFORMANCE.md
+/// item 42).
+const GROUPED_FETCHES: u64 = 8;
+/// Groups a grouped member's survey takes at most (a fetch then buffers up to an eighth of a
+/// run: ~32 000 rows).
+const GROUPED_MOST: usize = 1 << 18;
+
+/// The batch of a grouped member's run of `rows` rows (see [`GROUPED_FETCHES`]).
+fn grouped_batch(rows: u64) -> usize {
+    usize::try_from(rows.div_ceil(GROUPED_FETCHES))
+        .unwrap_or(usize::MAX)
+        .max(FIRST_BATCH)
+}
 /// Rows fetched per query: the first batch of a run is small (many runs are short), then grows.
 const FIRST_BATCH: usize = 16;
 const MAX_BATCH: usize = 512;
@@ -429,7 +442,8 @@ struct MemberSurvey {
     /// listed over all runs.
     listing: Vec<Option<Vec<i64>>>,
     listed: usize,
-    /// Rows taken, and at most how many a grouped member takes ([`GROUPED_MOST`]).
+    /// Rows taken, and at most how many a grouped member takes ([`GROUPED_MOST`]; `None`: a
+    /// plain member).
     rows: usize,
     most_rows: Option<usize>,
 }
@@ -441,6 +455,8 @@ struct MemberRuns {
     aux_sound: bool,
     /// Rowids from the member's first row to its last (0 without rows).
     span_rows: i64,
+    /// Whether the member groups its rows (see [`GROUPED_FETCHES`]).
+    grouped: bool,
 }
 
 impl MemberSurvey {
@@ -618,6 +634,7 @@ impl MemberSurvey {
             keys: self.keys,
             aux_sound: self.aux_sound,
             span_rows,
+            grouped: self.most_rows.is_some(),
         })
     }
 }
@@ -650,6 +667,16 @@ impl RunAux {
 
 /// The survey of all members (in member order), or a decline (see the module comment).
 fn combine(members: Vec<MemberRuns>) -> Option<Survey> {
+    // A grouped member's fetches each pass over its table (see GROUPED_FETCHES).
+    let rows = |grouped: bool| -> u64 {
+        (members.iter().filter(|m| m.grouped == grouped))
+            .flat_map(|m| &m.runs)
+            .map(|r| r.rows)
+            .sum()
+    };
+    if rows(true).saturating_mul(GROUPED_FETCHES) > rows(false) {
+        return None;
+    }
     let mut runs: Vec<Run> = Vec::new();
     let mut keys: Vec<Key> = Vec::new();
     let mut index: FastMap<Key, usize> = FastMap::default();
@@ -790,6 +817,8 @@ pub struct PartitionedRows<'c> {
     /// Number of key parts (the first bound parameters of every fetch).
     key_len: usize,
     fams: Vec<i64>,
+    /// Per member: whether it groups its rows (see [`GROUPED_FETCHES`]).
+    grouped: Vec<bool>,
     fetch_sql: Vec<String>,
     /// Per member: which decoder columns its fetch gives, in order (the others are NULL).
     fetched: Vec<Vec<usize>>,
@@ -924,6 +953,9 @@ impl<'c> PartitionedRows<'c> {
             what: spec.what,
             key_len,
             fams: spec.members.iter().map(|m| m.fam).collect(),
+            grouped: (spec.members.iter())
+                .map(|m| m.select.group_by.is_some())
+                .collect(),
             fetch_sql,
             layouts: fetched
                 .iter()
@@ -1001,7 +1033,14 @@ impl<'c> PartitionedRows<'c> {
     fn fill(&mut self, r: usize, file: &str) -> Result<()> {
         let run = &self.survey.runs[r];
         let layout = &self.layouts[run.member];
-        let o = self.open[r].get_or_insert_with(|| OpenRun::new(run.lo, layout));
+        let grouped = self.grouped[run.member];
+        let o = self.open[r].get_or_insert_with(|| {
+            let mut o = OpenRun::new(run.lo, layout);
+            if grouped {
+                o.batch = grouped_batch(run.rows);
+            }
+            o
+        });
         if o.next < o.meta.len() || o.done {
             return Ok(());
         }
@@ -1033,7 +1072,9 @@ impl<'c> PartitionedRows<'c> {
                 return Err(damaged(file, self.what));
             }
         }
-        o.batch = (fetch.batch * 2).min(self.max_batch);
+        if !grouped {
+            o.batch = (fetch.batch * 2).min(self.max_batch);
+        }
         Ok(())
     }
 
