@@ -133,8 +133,8 @@ const DENSE_AFTER: usize = 64;
 /// groups times this outnumber the other members' rows. The MPI waits (one row per request)
 /// are this member: a few rows in most exports, where reading the other host calls sort-free
 /// took a 10 MB export with MPI from 0.55 to 0.10 s; with 16 000 more groups (of two rows)
-/// 0.45 s against the sort's 0.75 s, with 100 000 more 2.7 s against 1.9 s (docs/PERFORMANCE.md
-/// item 42).
+/// 0.45 s against the sort's 0.75 s, and (where it now declines) with 100 000 more 2.7 s
+/// against 1.9 s (docs/PERFORMANCE.md item 42).
 const GROUPED_FETCHES: u64 = 8;
 /// Groups a grouped member's survey takes at most (a fetch then buffers up to an eighth of a
 /// run: ~32 000 rows).
