@@ -57,6 +57,13 @@ pub struct Member {
     pub present: Vec<bool>,
 }
 
+impl Member {
+    /// Whether the member groups its rows (see [`GROUPED_FETCHES`]).
+    fn grouped(&self) -> bool {
+        self.select.group_by.is_some()
+    }
+}
+
 /// What the SQL path reads as one query, in the partitioned reader's terms.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spec {
@@ -442,10 +449,9 @@ struct MemberSurvey {
     /// listed over all runs.
     listing: Vec<Option<Vec<i64>>>,
     listed: usize,
-    /// Rows taken, and at most how many a grouped member takes ([`GROUPED_MOST`]; `None`: a
-    /// plain member).
+    /// Rows taken; a grouped member takes [`GROUPED_MOST`] at most.
     rows: usize,
-    most_rows: Option<usize>,
+    grouped: bool,
 }
 
 /// What one member's scan found.
@@ -477,11 +483,7 @@ impl MemberSurvey {
             listing: Vec::new(),
             listed: 0,
             rows: 0,
-            most_rows: spec.members[member]
-                .select
-                .group_by
-                .is_some()
-                .then_some(GROUPED_MOST),
+            grouped: spec.members[member].grouped(),
         }
     }
 
@@ -527,7 +529,7 @@ impl MemberSurvey {
             return declined(self);
         }
         self.rows += 1;
-        if self.most_rows.is_some_and(|most| self.rows > most) {
+        if self.grouped && self.rows > GROUPED_MOST {
             return declined(self);
         }
         self.first_rid.get_or_insert(rid);
@@ -634,7 +636,7 @@ impl MemberSurvey {
             keys: self.keys,
             aux_sound: self.aux_sound,
             span_rows,
-            grouped: self.most_rows.is_some(),
+            grouped: self.grouped,
         })
     }
 }
@@ -953,9 +955,7 @@ impl<'c> PartitionedRows<'c> {
             what: spec.what,
             key_len,
             fams: spec.members.iter().map(|m| m.fam).collect(),
-            grouped: (spec.members.iter())
-                .map(|m| m.select.group_by.is_some())
-                .collect(),
+            grouped: spec.members.iter().map(Member::grouped).collect(),
             fetch_sql,
             layouts: fetched
                 .iter()
