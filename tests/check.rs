@@ -873,7 +873,9 @@ fn assert_converted_trace_passes(paths: &[PathBuf]) {
         "{name}: threads"
     );
     assert_eq!(r.ftime(), c.summary.trace.end_time, "{name}: end time");
-    // Every kernel interval is closed: as many value-0 events of the type as nonzero ones.
+    // Every kernel interval is closed by a value-0 event, except where a later kernel of the
+    // same stream covers its end (that one's end closes both): never more ends than kernels.
+    // That each stream's kernel time is the export's is tests/overlap.rs's check.
     let zeros = |t: u32| {
         s.values
             .get(&t)
@@ -881,10 +883,12 @@ fn assert_converted_trace_passes(paths: &[PathBuf]) {
             .copied()
             .unwrap_or(0)
     };
-    assert_eq!(
+    assert!(
+        nz(events::KERNEL) == 0
+            || (1..=nz(events::KERNEL)).contains(&zeros(events::KERNEL)),
+        "{name}: kernel ends {} for {} kernels",
         zeros(events::KERNEL),
-        nz(events::KERNEL),
-        "{name}: kernel ends"
+        nz(events::KERNEL)
     );
 }
 

@@ -72,6 +72,10 @@ mod cli {
             /// Also check that these Paraver cfgs apply to the trace (repeatable).
             #[arg(long = "cfg")]
             cfgs: Vec<PathBuf>,
+            /// Also hold the trace against the exports it was converted from (repeatable): each
+            /// GPU stream's kernel and memory-operation time must equal the export's, from SQL.
+            #[arg(long = "against")]
+            against: Vec<PathBuf>,
         },
         /// Convert exports into one zip for Paraver: trace (.prv.gz .pcf .row), cfgs/, metrics.json, README.txt.
         Bundle {
@@ -210,7 +214,8 @@ mod cli {
                 trace,
                 allow_state_gaps,
                 cfgs,
-            } => check(&trace, allow_state_gaps, &cfgs),
+                against,
+            } => check(&trace, allow_state_gaps, &cfgs, &against),
             Command::Metrics(args) => metrics(&args),
             Command::Synth {
                 scenario,
@@ -614,7 +619,12 @@ mod cli {
         Ok(())
     }
 
-    fn check(trace: &Path, allow_state_gaps: bool, cfgs: &[PathBuf]) -> Result<()> {
+    fn check(
+        trace: &Path,
+        allow_state_gaps: bool,
+        cfgs: &[PathBuf],
+        against: &[PathBuf],
+    ) -> Result<()> {
         use prvsight::paraver::cfg::{self, Severity, TraceFacts};
         use prvsight::paraver::check::{check_files_with, CheckOptions};
         let opts = CheckOptions {
@@ -651,6 +661,9 @@ mod cli {
                 println!("  - {tag}: {}", f.message);
             }
         }
+        if !against.is_empty() {
+            failed += check_against(trace, &report, against)?;
+        }
         if failed == 0 {
             Ok(())
         } else {
@@ -659,5 +672,39 @@ mod cli {
                 why: format!("{failed} problem(s) found"),
             })
         }
+    }
+
+    /// Prints the GPU streams' busy time against the exports'; gives the number that differ.
+    fn check_against(
+        trace: &Path,
+        report: &prvsight::paraver::check::Report,
+        against: &[PathBuf],
+    ) -> Result<u64> {
+        let row_path = prvsight::paraver::check::companion_names(&trace.to_string_lossy())
+            .map(|(_, row, _)| PathBuf::from(row))
+            .unwrap_or_default();
+        let row = std::fs::read_to_string(&row_path).map_err(|e| Error::Unreadable {
+            file: row_path.display().to_string(),
+            detail: e.to_string(),
+        })?;
+        let exports = against
+            .iter()
+            .map(|p| Export::open_path(p))
+            .collect::<Result<Vec<_>>>()?;
+        let streams = prvsight::verify::against_exports(report, &row, &exports)?;
+        let differ: Vec<_> = streams.iter().filter(|s| !s.agrees()).collect();
+        println!(
+            "against {} export(s): {} GPU stream(s), {} with the export's kernel and memory-operation time",
+            exports.len(),
+            streams.len(),
+            streams.len() - differ.len()
+        );
+        for s in &differ {
+            println!(
+                "  - {}: kernels {} ns in the trace, {} ns in the export; memory operations {} ns, {} ns",
+                s.label, s.trace.kernel_ns, s.export.kernel_ns, s.trace.memory_ns, s.export.memory_ns
+            );
+        }
+        Ok(differ.len() as u64)
     }
 }

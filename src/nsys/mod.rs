@@ -35,6 +35,7 @@ pub mod schema;
 pub mod select;
 #[cfg(not(target_family = "wasm"))]
 pub mod shipped;
+pub mod stream_busy;
 pub mod strings;
 
 pub use export::Export;

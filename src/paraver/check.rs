@@ -6,6 +6,7 @@
 //! [`check_files`] finds and opens the three files natively.
 
 mod body;
+mod busy;
 mod header;
 mod pcf;
 mod row;
@@ -58,6 +59,19 @@ pub struct Stats {
     pub values_truncated: BTreeSet<u32>,
     /// Communication tag → records.
     pub comm_tags: BTreeMap<u64, u64>,
+    /// Rows that show a GPU operation, in header order.
+    pub row_busy: Vec<RowBusy>,
+}
+
+/// How long one row shows a GPU operation: a kernel (compute, NCCL, graph replay: a non-zero
+/// 63000006/7/8 value) or a memory operation (63000001).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RowBusy {
+    /// Task and thread, 1-based (application 1).
+    pub task: u64,
+    pub thread: u64,
+    pub kernel_ns: u64,
+    pub memory_ns: u64,
 }
 
 /// The outcome of a check: problems (capped) plus what the trace holds.
@@ -230,7 +244,7 @@ pub fn check_readers(mut prv: impl BufRead, pcf: &str, row: &str, opts: &CheckOp
     while next_line(&mut buf, &mut problems, &mut line_no) {
         body.line(&buf, line_no, &mut stats, &mut problems);
     }
-    body.finish(&mut problems);
+    body.finish(&mut stats, &mut problems);
 
     Report {
         problems: problems.list,

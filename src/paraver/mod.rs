@@ -9,6 +9,7 @@ pub mod events;
 pub mod gzip;
 mod line;
 pub mod mpi;
+mod open_regions;
 pub mod pcf;
 mod pending;
 pub mod prv;

@@ -17,6 +17,7 @@ use std::io::Write;
 
 use super::events::*;
 use super::line::{push_u64, LinePrefix, Stamps, TypeText};
+use super::open_regions::OpenRegions;
 use super::pending::{Pending, PendingQueue};
 use super::states;
 use super::window::{Cut, Window};
@@ -188,6 +189,8 @@ pub struct ParaverWriter<'w> {
     event_prefix: Vec<LinePrefix>,
     state_prefix: Vec<LinePrefix>,
     threads: Vec<ThreadState>,
+    /// Per model thread, the regions still open on it (for rows whose records overlap).
+    regions: Vec<OpenRegions>,
     is_gpu: Vec<bool>,
     /// Process of every thread (correlation ids are per process).
     process_of: Vec<usize>,
@@ -241,6 +244,7 @@ impl<'w> ParaverWriter<'w> {
             event_prefix: Vec::new(),
             state_prefix: Vec::new(),
             threads: Vec::new(),
+            regions: Vec::new(),
             is_gpu: Vec::new(),
             process_of: Vec::new(),
             metric_labels: BTreeMap::new(),
@@ -354,7 +358,10 @@ impl<'w> ParaverWriter<'w> {
             let slot = self.pending.pop().expect("one is due").slot;
             let line = std::mem::take(&mut self.waiting[slot as usize]);
             self.free_slots.push(slot);
-            self.write_line(&line)?;
+            // Empty: an end line a later region took over (open_regions.rs).
+            if !line.is_empty() {
+                self.write_line(&line)?;
+            }
             if self.spare.len() < SPARE_LINES {
                 self.spare.push(line);
             }
@@ -362,7 +369,8 @@ impl<'w> ParaverWriter<'w> {
         Ok(())
     }
 
-    fn schedule(&mut self, time: Ns, class: u8, tiebreak: Ns, line: Vec<u8>) {
+    /// Puts `line` in the queue for `time`; gives the slot its bytes wait in.
+    fn schedule(&mut self, time: Ns, class: u8, tiebreak: Ns, line: Vec<u8>) -> u32 {
         self.seq += 1;
         let slot = match self.free_slots.pop() {
             Some(slot) => {
@@ -376,6 +384,7 @@ impl<'w> ParaverWriter<'w> {
         };
         self.pending
             .push(Pending::new(time, class, tiebreak, self.seq, slot));
+        slot
     }
 
     /// Notes an event of type `ty` (for the .pcf) and gives its `:type:` text.
@@ -421,7 +430,9 @@ impl<'w> ParaverWriter<'w> {
 
     /// Writes an interval's begin line now, `2:0:1:task:thread:start` then `:type:value` per
     /// pair, and schedules its end line (same types, every value 0). Both lines are built in
-    /// one pass over the pairs.
+    /// one pass over the pairs. A `stacked` interval may overlap others of its row
+    /// (open_regions.rs); NVTX ranges are not stacked: they nest, and Paraver's *Stacked Val*
+    /// reads them with 0 at every end.
     fn interval(
         &mut self,
         thread: ThreadId,
@@ -429,9 +440,16 @@ impl<'w> ParaverWriter<'w> {
         end: Ns,
         pairs: &[(u32, u64)],
         labels: &[ValueLabels],
+        stacked: bool,
     ) -> Result<()> {
         debug_assert_eq!(pairs.len(), labels.len(), "a label per pair");
-        let prefix = self.event_prefix[thread.0 as usize];
+        let i = thread.0 as usize;
+        let overlaps = stacked && {
+            let regions = &mut self.regions[i];
+            regions.expire(start);
+            !regions.is_empty()
+        };
+        let prefix = self.event_prefix[i];
         let mut begin = self.take_line();
         let mut end_line = self.spare_line();
         prefix.push_to(&mut begin);
@@ -446,8 +464,42 @@ impl<'w> ParaverWriter<'w> {
             end_line.push(b'0');
         }
         self.write_taken(begin)?;
-        self.schedule(end, 0, start, end_line);
+        let slot = self.schedule(end, 0, start, end_line);
+        if !stacked {
+            return Ok(());
+        }
+        if !overlaps {
+            self.regions[i].push(start, end, slot, pairs, |_| {});
+            return Ok(());
+        }
+        // Overlapping regions: this one's end line and those of the regions it covers change.
+        let mut rewrites: Vec<(u32, Ns, Vec<(u32, u64)>)> = Vec::new();
+        let after = self.regions[i].push(start, end, slot, pairs, |x| {
+            rewrites.push((x.slot, x.end, shown_after(&x.pairs, &x.after)));
+        });
+        rewrites.push((slot, end, shown_after(pairs, after)));
+        for (slot, at, shown) in rewrites {
+            let line = self.region_end_line(thread, at, &shown);
+            let old = std::mem::replace(&mut self.waiting[slot as usize], line);
+            self.spare.push(old);
+        }
         Ok(())
+    }
+
+    /// The end line of a region: `2:0:1:task:thread:time` then `:type:value` per pair; empty
+    /// where there is no pair (the line is not written).
+    fn region_end_line(&mut self, thread: ThreadId, time: Ns, pairs: &[(u32, u64)]) -> Vec<u8> {
+        let mut line = self.spare_line();
+        if pairs.is_empty() {
+            return line;
+        }
+        self.event_prefix[thread.0 as usize].push_to(&mut line);
+        self.stamps.push(&mut line, time);
+        for &(ty, v) in pairs {
+            TypeText::of_type(ty).push_to(&mut line);
+            push_u64(&mut line, v.min(MAX_EVENT_VALUE));
+        }
+        line
     }
 
     /// Emits or schedules a state record; `begin` is never before the current time.
@@ -639,7 +691,7 @@ impl<'w> ParaverWriter<'w> {
             pairs.push((GRAPH_NODE_ID, node));
             labels.push(Numeric);
         }
-        let written = self.interval(op.thread, op.start, op.end, &pairs, &labels);
+        let written = self.interval(op.thread, op.start, op.end, &pairs, &labels, true);
         self.pairs = pairs;
         self.labels = labels;
         written
@@ -675,6 +727,7 @@ impl<'w> ParaverWriter<'w> {
                     call.end,
                     &pairs,
                     &[ValueLabels::Names, ValueLabels::Numeric],
+                    true,
                 )
             }
             HostCallKind::OpenAcc(a) => {
@@ -700,7 +753,7 @@ impl<'w> ParaverWriter<'w> {
                     pairs.push((ACC_KERNEL, Self::name_value(k)));
                     labels.push(ValueLabels::Names);
                 }
-                self.interval(call.thread, call.start, call.end, &pairs, &labels)
+                self.interval(call.thread, call.start, call.end, &pairs, &labels, true)
             }
             HostCallKind::Os(o) => {
                 let pairs = [(OS_CALL, Self::name_value(o.name))];
@@ -710,6 +763,7 @@ impl<'w> ParaverWriter<'w> {
                     call.end,
                     &pairs,
                     &[ValueLabels::Names],
+                    true,
                 )
             }
             HostCallKind::Mpi(m) => {
@@ -729,7 +783,7 @@ impl<'w> ParaverWriter<'w> {
                     pairs.push((mpi::MPI_P2P_PEER, peer));
                     labels.extend([ValueLabels::Numeric; 2]);
                 }
-                self.interval(call.thread, call.start, call.end, &pairs, &labels)
+                self.interval(call.thread, call.start, call.end, &pairs, &labels, true)
             }
         }
     }
@@ -803,7 +857,7 @@ impl<'w> ParaverWriter<'w> {
             open.retain(|(end, _)| *end > r.start);
             open.push((r.end, payload));
         }
-        self.interval(r.thread, r.start, r.end, &pairs, &labels)
+        self.interval(r.thread, r.start, r.end, &pairs, &labels, false)
     }
 
     fn link(&mut self, l: &Link) -> Result<()> {
@@ -849,6 +903,15 @@ impl<'w> ParaverWriter<'w> {
             s.pop();
         })
     }
+}
+
+/// What a region's end line writes: per pair, the value shown after it, where it writes one.
+fn shown_after(pairs: &[(u32, u64)], after: &[Option<u64>]) -> Vec<(u32, u64)> {
+    pairs
+        .iter()
+        .zip(after)
+        .filter_map(|(&(ty, _), a)| a.map(|v| (ty, v)))
+        .collect()
 }
 
 /// Event type of GPU metric `id`: 9400 + id as nsys2prv numbers them (its cfgs rely on it), or
@@ -931,6 +994,7 @@ impl Sink for ParaverWriter<'_> {
         self.state_prefix = prefix(1);
         self.end_time = trace.end_time;
         self.threads = vec![ThreadState::default(); o.threads.len()];
+        self.regions = (0..o.threads.len()).map(|_| OpenRegions::default()).collect();
         self.is_gpu = (0..o.threads.len())
             .map(|i| o.is_gpu(ThreadId(i as u32)))
             .collect();
@@ -1003,6 +1067,7 @@ impl Sink for ParaverWriter<'_> {
                 r.end,
                 &[(ON_CPU, u64::from(r.cpu) + 1)],
                 &[ValueLabels::Cpu],
+                true,
             ),
             Record::Metric(m) => {
                 let ty = metric_type(m.metric_id);

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use super::header::Header;
 use super::pcf::{PcfInfo, PCF_INT_MAX};
-use super::{CheckOptions, Problems, Stats};
+use super::busy::RowShown;
+use super::{CheckOptions, Problems, RowBusy, Stats};
 
 /// Event values must stay exact as doubles in Paraver's semantic functions (§8).
 const MAX_EVENT_VALUE: u64 = 1 << 53;
@@ -36,6 +37,8 @@ impl Seen {
 #[derive(Clone, Default)]
 struct ThreadCov {
     name: (u64, u64, u64),
+    /// Time the row shows a GPU operation (`prvsight check --against`).
+    shown: RowShown,
     /// States of this thread cover [0, covered) (with gaps and overlaps noted below).
     covered: Option<u64>,
     gaps: Seen,
@@ -241,9 +244,10 @@ impl<'a> Body<'a> {
                 )
             });
         }
-        if let Err(e) = self.locate(f[1], f[2], f[3], f[4]) {
-            return p.push(|| format!("line {no}: {e}"));
-        }
+        let idx = match self.locate(f[1], f[2], f[3], f[4]) {
+            Ok(i) => i,
+            Err(e) => return p.push(|| format!("line {no}: {e}")),
+        };
         for pair in f[6..].chunks_exact(2) {
             let (ty, value) = (pair[0], pair[1]);
             if ty > PCF_INT_MAX {
@@ -262,6 +266,9 @@ impl<'a> Body<'a> {
         self.times(f[5], f[5], no);
         for pair in f[6..].chunks_exact(2) {
             let (ty, value) = (pair[0] as u32, pair[1]);
+            if let Some(i) = idx {
+                self.threads[i].shown.note(ty, value, f[5]);
+            }
             stats.event_pairs += 1;
             *stats.event_types.entry(ty).or_insert(0) += 1;
             if value != 0 {
@@ -305,8 +312,21 @@ impl<'a> Body<'a> {
         self.times(f[5], latest, no);
     }
 
-    /// Problems that can only be judged once the whole body has been read.
-    pub(super) fn finish(self, p: &mut Problems) {
+    /// Problems that can only be judged once the whole body has been read; the time each row
+    /// showed a GPU operation goes to `stats`.
+    pub(super) fn finish(self, stats: &mut Stats, p: &mut Problems) {
+        let end = self.ftime().unwrap_or(self.last_time);
+        for t in &self.threads {
+            let (kernel_ns, memory_ns) = t.shown.totals(end);
+            if kernel_ns > 0 || memory_ns > 0 {
+                stats.row_busy.push(RowBusy {
+                    task: t.name.1,
+                    thread: t.name.2,
+                    kernel_ns,
+                    memory_ns,
+                });
+            }
+        }
         if self.header.is_some() && self.valid_records == 0 {
             p.push(|| "the body has no valid record (Paraver refuses to load it)".into());
         }
