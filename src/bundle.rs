@@ -4,7 +4,7 @@
 //! ```text
 //! STEM/STEM.prv.gz   the trace (stored: it is already compressed)
 //! STEM/STEM.pcf      STEM/STEM.row
-//! STEM/cfgs/...      our Paraver views (embedded at build time from cfgs/)
+//! STEM/cfgs/...      our Paraver views that apply to the trace (see [`views`])
 //! STEM/metrics.json  the GPU efficiency report (when the metrics sink is built in)
 //! STEM/README.txt    what the files are and how to open them in Paraver
 //! ```
@@ -13,6 +13,7 @@
 //! first entry as records arrive, and the small files follow once the pass is over. The CLI
 //! writes it to a file; the browser passes a sink that posts chunks to the page.
 
+pub mod views;
 pub mod zip;
 
 use crate::error::{Error, Result};
@@ -20,16 +21,20 @@ use crate::metrics::{MetricsOptions, MetricsReport, MetricsSink};
 use crate::model::Sink;
 use crate::nsys::Export;
 use crate::options::Options;
+use crate::paraver::cfg::TraceFacts;
 use crate::paraver::gzip::GzipWriter;
+use crate::paraver::written::Written;
 use crate::paraver::ParaverWriter;
 use crate::pipeline::{self, Planned, ProgressFn, Summary};
+use views::Views;
 use zip::{Method, ZipSink, ZipWriter};
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/cfgs.rs"));
 }
 
-/// Our Paraver configuration files: (path under cfgs/, content).
+/// Our Paraver configuration files: (path under cfgs/, content). A bundle ships those that
+/// apply to its trace, and NVTX views of its own ([`views::views_for`]).
 pub fn cfgs() -> &'static [(&'static str, &'static str)] {
     embedded::CFGS
 }
@@ -66,6 +71,8 @@ pub struct Bundled {
     pub metrics: Option<MetricsReport>,
     /// `metrics` as written into the archive.
     pub metrics_json: Option<Vec<u8>>,
+    /// The archive's cfgs/ folder, and the views left out of it.
+    pub views: Views,
 }
 
 impl BundleOptions {
@@ -181,6 +188,8 @@ struct Converted {
     summary: Summary,
     pcf: Vec<u8>,
     row: Vec<u8>,
+    /// What the trace holds, to pick its views.
+    written: Written,
     metrics: Option<MetricsSink>,
 }
 
@@ -237,11 +246,13 @@ impl<'w> BundleSinks<'w> {
 
     /// What the other entries need, once the sinks have finished.
     fn converted(self, summary: Summary) -> Converted {
+        let written = self.trace.written();
         drop(self.trace);
         Converted {
             summary,
             pcf: self.pcf.take(),
             row: self.row.take(),
+            written,
             metrics: self.metrics,
         }
     }
@@ -344,11 +355,13 @@ fn write_rest<W: ZipSink>(
         .map_err(io)?;
     zip.add(&format!("{folder}/{}", names.row), Method::Deflate, &c.row)
         .map_err(io)?;
-    for (path, text) in cfgs() {
+    let facts = TraceFacts::from_written(&c.written, &String::from_utf8_lossy(&c.pcf));
+    let views = views::views_for(&facts, &c.written.nvtx_domains);
+    for v in &views.shipped {
         zip.add(
-            &format!("{folder}/cfgs/{path}"),
+            &format!("{folder}/cfgs/{}", v.path),
             Method::Deflate,
-            text.as_bytes(),
+            v.text.as_bytes(),
         )
         .map_err(io)?;
     }
@@ -361,7 +374,7 @@ fn write_rest<W: ZipSink>(
         zip.add(&format!("{folder}/metrics.json"), Method::Deflate, m)
             .map_err(io)?;
     }
-    let readme = readme(&c.summary, opts, &names, metrics_json.is_some());
+    let readme = readme(&c.summary, opts, &names, metrics_json.is_some(), &views);
     zip.add(
         &format!("{folder}/README.txt"),
         Method::Deflate,
@@ -378,6 +391,7 @@ fn write_rest<W: ZipSink>(
             readme,
             metrics,
             metrics_json,
+            views,
         },
         out,
     ))
@@ -385,7 +399,13 @@ fn write_rest<W: ZipSink>(
 
 /// The README.txt of a bundle. Only facts from the trace, no clock time: the same inputs give
 /// the same archive on every machine and in the browser.
-pub fn readme(summary: &Summary, opts: &Options, names: &BundleNames, has_metrics: bool) -> String {
+pub fn readme(
+    summary: &Summary,
+    opts: &Options,
+    names: &BundleNames,
+    has_metrics: bool,
+    views: &Views,
+) -> String {
     let t = &summary.trace;
     let o = &t.objects;
     let mut s = String::new();
@@ -455,9 +475,10 @@ pub fn readme(summary: &Summary, opts: &Options, names: &BundleNames, has_metric
         "  {:<28} names of the nodes, processes, threads and GPU streams",
         names.row
     ));
-    if !cfgs().is_empty() {
+    let has_views = views.cfg_paths().next().is_some();
+    if has_views {
         line(&format!(
-            "  {:<28} ready-made Paraver views for this kind of trace",
+            "  {:<28} ready-made Paraver views that apply to this trace (below)",
             "cfgs/"
         ));
     }
@@ -476,13 +497,47 @@ pub fn readme(summary: &Summary, opts: &Options, names: &BundleNames, has_metric
         "  3. File > Load Trace... and choose {}.",
         names.prv
     ));
-    if !cfgs().is_empty() {
+    if has_views {
         line("  4. File > Load Configuration... and choose a file in cfgs/; each opens one view");
         line("     (a timeline or a table) on the loaded trace. Several can be open at once.");
     }
     line("");
+    for l in views_section(views) {
+        line(&l);
+    }
     line("The same bundle comes from the command line: prvsight bundle IN.sqlite... -o OUT.zip");
     s
+}
+
+/// The README's lines on the views shipped and on those left out, with why (none when there is
+/// neither).
+fn views_section(views: &Views) -> Vec<String> {
+    let mut lines = Vec::new();
+    let shipped: Vec<&str> = views.cfg_paths().collect();
+    if !shipped.is_empty() {
+        lines.push("Views in cfgs/ (cfgs/README.md says what each shows):".to_owned());
+        let mut row = String::from(" ");
+        for (i, p) in shipped.iter().enumerate() {
+            let comma = if i + 1 < shipped.len() { "," } else { "" };
+            if row.len() + p.len() + 2 > 90 {
+                lines.push(std::mem::replace(&mut row, String::from(" ")));
+            }
+            row.push_str(&format!(" {p}{comma}"));
+        }
+        lines.push(row);
+    }
+    if !views.left_out.is_empty() {
+        lines.push(
+            "Views left out, as they do not apply to this trace (prvsight check --cfg):".to_owned(),
+        );
+        for (p, why) in &views.left_out {
+            lines.push(format!("  {p}: {why}"));
+        }
+    }
+    if !lines.is_empty() {
+        lines.push(String::new());
+    }
+    lines
 }
 
 #[cfg(test)]

@@ -117,7 +117,17 @@ fn the_bundle_holds_the_same_trace_metrics_and_cfgs() {
         "run1/run1.pcf".to_owned(),
         "run1/run1.row".to_owned(),
     ];
-    expect.extend(cfgs().iter().map(|(p, _)| format!("run1/cfgs/{p}")));
+    // Our views that apply to this trace (no NCCL, no NVTX here: tests/bundle_views.rs).
+    let left_out = [
+        "comm_compute_overlap.cfg",
+        "nccl_kernels.cfg",
+        "nvtx_pushpop.cfg",
+        "nvtx_startend.cfg",
+    ];
+    let shipped: Vec<&(&str, &str)> = (cfgs().iter())
+        .filter(|(p, _)| !left_out.contains(p))
+        .collect();
+    expect.extend(shipped.iter().map(|(p, _)| format!("run1/cfgs/{p}")));
     expect.extend(["run1/metrics.json".to_owned(), "run1/README.txt".to_owned()]);
     assert_eq!(names, expect);
 
@@ -135,9 +145,16 @@ fn the_bundle_holds_the_same_trace_metrics_and_cfgs() {
     assert_eq!(entries[2].data, row);
     assert_eq!(done.pcf, pcf);
     assert_eq!(done.row, row);
-    for (i, (_, text)) in cfgs().iter().enumerate() {
+    for (i, (_, text)) in shipped.iter().enumerate() {
         assert_eq!(entries[3 + i].data, text.as_bytes());
     }
+    let left: Vec<&str> = done
+        .views
+        .left_out
+        .iter()
+        .map(|(p, _)| p.as_str())
+        .collect();
+    assert_eq!(left, left_out);
 
     // metrics.json is what `prvsight metrics --json` prints.
     let exports = vec![Export::open_path(&paths[0]).unwrap()];

@@ -281,6 +281,42 @@ fn every_cfg_applies_to_the_representative_trace() {
     }
 }
 
+/// `nvtx_pushpop.cfg` is the default domain's view (cfgs/README.md, Limits): on an export whose
+/// push/pop ranges are all in a named domain (type 9700), paramedir aborts on it; the bundle
+/// leaves it out and ships that domain's view instead (tests/bundle_views.rs).
+#[test]
+fn the_default_domain_view_does_not_apply_to_ranges_of_a_named_domain_only() {
+    let Some(traces) = shared_traces() else {
+        return;
+    };
+    let facts = facts_of(&traces.join("isc25icon_gpu.sqlite"));
+    assert_eq!(
+        facts.pcf_types.get(&9700).map(String::as_str),
+        Some("NVTX push/pop ranges, domain STDPAR")
+    );
+    let c = cfg::parse(&read_cfg("nvtx_pushpop.cfg"));
+    assert_eq!(
+        check_cfg(&c, &facts),
+        [
+            "window 1 'NVTX ranges (innermost)': event type 9600 is not declared in the trace's .pcf",
+            "window 1 'NVTX ranges (innermost)': event type 9600 does not occur in the trace",
+            "window 2 'NVTX ranges (level 1)': event type 9601 is not declared in the trace's .pcf",
+            "window 2 'NVTX ranges (level 1)': event type 9601 does not occur in the trace",
+            "no window lets any event of the trace through: paramedir prints 'None of the events specified in the filter appear in the trace' and aborts",
+        ]
+    );
+}
+
+fn shared_traces() -> Option<PathBuf> {
+    let shared = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces"));
+    if shared.is_dir() {
+        Some(shared)
+    } else {
+        eprintln!("SKIP: ../shared/traces is not present");
+        None
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The checker catches broken cfgs.
 

@@ -17,7 +17,9 @@ use std::io::BufRead;
 
 use serde::Serialize;
 
+pub(crate) use header::parse as parse_header;
 pub use header::{Header, TaskDecl, MAX_OBJECTS_PER_LEVEL};
+pub(crate) use pcf::parse as parse_pcf;
 pub use pcf::{PcfInfo, PcfType, PCF_INT_MAX};
 
 /// What to enforce beyond the format itself.

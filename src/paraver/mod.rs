@@ -16,6 +16,7 @@ pub mod prv;
 pub mod row;
 pub mod states;
 pub mod window;
+pub mod written;
 
 pub use prv::ParaverWriter;
 

@@ -21,6 +21,7 @@ use super::open_regions::OpenRegions;
 use super::pending::{Pending, PendingQueue};
 use super::states;
 use super::window::{Cut, Window};
+use super::written::{Tally, Written};
 use crate::error::{Error, Result};
 use crate::model::*;
 use crate::options::Family;
@@ -81,6 +82,8 @@ pub(crate) struct UsedType {
     pub labels: ValueLabels,
     pub values: SeenValues,
     text: TypeText,
+    /// Type:value pairs written with it (for [`ParaverWriter::written`]).
+    pairs: u64,
 }
 
 /// The event types a trace uses, looked up for every event written: a small table of the
@@ -214,6 +217,8 @@ pub struct ParaverWriter<'w> {
     stamps: Stamps,
     /// The event types written so far.
     pub(crate) used_types: UsedTypes,
+    /// The rest of what [`Self::written`] reports.
+    tally: Tally,
     /// NVTX domain index → push/pop base type.
     domain_types: Vec<u32>,
     pub(crate) domain_names: Vec<String>,
@@ -259,6 +264,7 @@ impl<'w> ParaverWriter<'w> {
             seq: 0,
             stamps: Stamps::default(),
             used_types: UsedTypes::default(),
+            tally: Tally::default(),
             domain_types: Vec::new(),
             domain_names: Vec::new(),
             lines_written: 0,
@@ -293,6 +299,7 @@ impl<'w> ParaverWriter<'w> {
     }
 
     fn write_raw(&mut self, line: &[u8]) -> Result<()> {
+        self.tally.line(line);
         self.out.extend_from_slice(line);
         self.end_line()
     }
@@ -387,13 +394,16 @@ impl<'w> ParaverWriter<'w> {
         slot
     }
 
-    /// Notes an event of type `ty` (for the .pcf) and gives its `:type:` text.
-    fn note(&mut self, ty: u32, labels: ValueLabels, value: u64) -> TypeText {
+    /// Notes an event of type `ty` written in `pairs` pairs (for the .pcf) and gives its
+    /// `:type:` text.
+    fn note(&mut self, ty: u32, labels: ValueLabels, value: u64, pairs: u64) -> TypeText {
         let e = self.used_types.get_or_add(ty, || UsedType {
             labels,
             values: SeenValues::default(),
             text: TypeText::of_type(ty),
+            pairs: 0,
         });
+        e.pairs += pairs;
         if labels != ValueLabels::Numeric && value != 0 {
             e.values.insert(value);
         }
@@ -409,7 +419,7 @@ impl<'w> ParaverWriter<'w> {
         labels: ValueLabels,
         value: u64,
     ) -> Result<()> {
-        let text = self.note(ty, labels, value);
+        let text = self.note(ty, labels, value, 1);
         self.write_built(|w, s| {
             w.event_prefix[thread.0 as usize].push_to(s);
             w.stamps.push(s, time);
@@ -420,6 +430,7 @@ impl<'w> ParaverWriter<'w> {
 
     /// `1:0:1:task:thread:begin:end:state`, appended to `s`.
     fn state_line(&mut self, s: &mut Vec<u8>, thread: ThreadId, begin: Ns, end: Ns, state: u32) {
+        self.tally.state(state);
         self.state_prefix[thread.0 as usize].push_to(s);
         self.stamps.push(s, begin);
         s.push(b':');
@@ -457,7 +468,8 @@ impl<'w> ParaverWriter<'w> {
         prefix.push_to(&mut end_line);
         self.stamps.push(&mut end_line, end);
         for (&(ty, v), &l) in pairs.iter().zip(labels) {
-            let text = self.note(ty, l, v);
+            // Its begin and its end line.
+            let text = self.note(ty, l, v, 2);
             text.push_to(&mut begin);
             push_u64(&mut begin, v.min(MAX_EVENT_VALUE));
             text.push_to(&mut end_line);
@@ -880,6 +892,7 @@ impl<'w> ParaverWriter<'w> {
 
     /// `3:0:1:task:thread:lsend:psend:0:1:task:thread:lrecv:precv:size:tag`, written.
     fn write_communication(&mut self, send: [u64; 4], recv: [u64; 6]) -> Result<()> {
+        self.tally.comm(recv[5]);
         // Task and thread, then the two times (through the kept timestamps), on either side.
         self.write_built(|w, s| {
             s.extend_from_slice(b"3:0:1:");
@@ -977,6 +990,7 @@ impl Sink for ParaverWriter<'_> {
 
     fn set_output_cut(&mut self, cut: &OutputCut) {
         self.window = cut.window.map(|(a, b)| Window::new(a, b));
+        self.tally.count_lines(self.window.is_some());
         self.min_duration = cut.min_duration.clone();
     }
 
@@ -1034,6 +1048,7 @@ impl Sink for ParaverWriter<'_> {
         h.push_str(&tasks.join(","));
         h.push_str("),0\n");
         self.out.extend_from_slice(h.as_bytes());
+        self.tally.header = h.trim_end().to_owned();
 
         // Initial state of every thread, from 0 to its first activity.
         for (i, t) in o.threads.iter().enumerate() {
@@ -1131,6 +1146,13 @@ fn uncovered_thread(threads: &[ThreadState], trace: &TraceInfo) -> Result<()> {
 }
 
 impl ParaverWriter<'_> {
+    /// What the stream wrote (call once it has finished).
+    pub fn written(&self) -> Written {
+        let pairs = self.used_types.iter().map(|(t, u)| (*t, u.pairs));
+        self.tally
+            .written(pairs, &self.domain_names, &self.domain_types)
+    }
+
     /// Label of an event type, NVTX domain types included.
     pub fn label_of(&self, ty: u32) -> String {
         if let Some(l) = type_label(ty) {

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use super::names;
 use super::{Cfg, Level, Window, WindowKind};
-use crate::paraver::check::Report;
+use crate::paraver::check::{self, Header, PcfInfo, Report};
+use crate::paraver::written::Written;
 
 /// What a checked trace offers to a cfg.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -30,27 +31,29 @@ pub struct TraceFacts {
 
 impl TraceFacts {
     pub fn from_report(r: &Report) -> Self {
-        let (appls, nodes) = match &r.header {
-            Some(h) => (
-                h.appls
-                    .iter()
-                    .map(|a| a.iter().map(|t| t.threads).collect())
-                    .collect(),
-                h.nodes.clone(),
-            ),
-            None => (Vec::new(), Vec::new()),
-        };
+        let (appls, nodes) = header_objects(r.header.as_ref());
         TraceFacts {
-            pcf_types: r
-                .pcf
-                .types
-                .iter()
-                .map(|(t, d)| (*t, d.label.clone()))
-                .collect(),
+            pcf_types: labels(&r.pcf),
             pcf_states: r.pcf.states.clone(),
             event_types: r.stats.event_types.clone(),
             states: r.stats.states.clone(),
             comm_tags: r.stats.comm_tags.clone(),
+            appls,
+            nodes,
+        }
+    }
+
+    /// The facts of a trace as its writer reports it ([`Written`]) with its .pcf: what
+    /// [`from_report`](Self::from_report) gives on the files, without reading the body back.
+    pub fn from_written(w: &Written, pcf: &str) -> Self {
+        let (appls, nodes) = header_objects(check::parse_header(&w.header).0.as_ref());
+        let pcf = check::parse_pcf(pcf).0;
+        TraceFacts {
+            pcf_types: labels(&pcf),
+            pcf_states: pcf.states,
+            event_types: w.body.event_types.clone(),
+            states: w.body.states.clone(),
+            comm_tags: w.body.comm_tags.clone(),
             appls,
             nodes,
         }
@@ -67,6 +70,28 @@ impl TraceFacts {
     fn occurs(&self, ty: u64) -> bool {
         u32::try_from(ty).is_ok_and(|t| self.event_types.contains_key(&t))
     }
+}
+
+/// Threads of each task per application, and CPUs per node, as the header declares them.
+fn header_objects(header: Option<&Header>) -> (Vec<Vec<u32>>, Vec<u32>) {
+    match header {
+        Some(h) => (
+            h.appls
+                .iter()
+                .map(|a| a.iter().map(|t| t.threads).collect())
+                .collect(),
+            h.nodes.clone(),
+        ),
+        None => (Vec::new(), Vec::new()),
+    }
+}
+
+/// Event type → label, from a parsed .pcf.
+fn labels(pcf: &PcfInfo) -> BTreeMap<u32, String> {
+    pcf.types
+        .iter()
+        .map(|(t, d)| (*t, d.label.clone()))
+        .collect()
 }
 
 /// How much a finding matters.
