@@ -365,7 +365,10 @@ fn write_rest<W: ZipSink>(
         )
         .map_err(io)?;
     }
-    let metrics = c.metrics.map(MetricsSink::into_report).transpose()?;
+    let mut metrics = c.metrics.map(MetricsSink::into_report).transpose()?;
+    if let Some(m) = metrics.as_mut() {
+        m.warnings = c.summary.warnings.clone();
+    }
     let metrics_json = match &metrics {
         Some(m) => Some(m.to_json()?.into_bytes()),
         None => None,

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 pub mod batch;
+mod inputs;
 #[cfg(not(target_family = "wasm"))]
 mod links_apart;
 mod stream;
@@ -64,17 +65,20 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// The summary of a conversion whose reading ended with `read`.
-    fn of(trace: TraceInfo, read: stream::ReadSummary, read_ahead: bool) -> Summary {
+    /// The summary of a conversion planned as `plan` whose reading ended with `read`; the plan's
+    /// warnings come first.
+    fn of(plan: Plan, read: stream::ReadSummary, read_ahead: bool) -> Summary {
+        let mut warnings = plan.warnings;
+        warnings.extend(read.warnings);
         Summary {
-            trace,
+            trace: plan.trace,
             records: read.records,
             counts: read
                 .counts
                 .into_iter()
                 .map(|(k, v)| (k.to_owned(), v))
                 .collect(),
-            warnings: read.warnings,
+            warnings,
             sorted_by_sql: read.sorted_by_sql,
             links_from_host_calls: read.links_from_host_calls,
             read_ahead,
@@ -91,6 +95,9 @@ pub struct Plan {
     pub trace: TraceInfo,
     pub discoveries: Vec<Discovery>,
     pub families: Vec<std::collections::BTreeSet<Family>>,
+    /// What the inputs as a set tell the user (an export given twice, a rank claimed twice:
+    /// pipeline/inputs.rs); the summary begins its warnings with them.
+    pub warnings: Vec<String>,
     /// Per source: globalTid → thread, stream key → (thread, device), (pid key, domainId) → domain.
     thread_maps: Vec<FastMap<i64, ThreadId>>,
     stream_maps: Vec<FastMap<crate::nsys::discover::StreamKey, (ThreadId, usize)>>,
@@ -399,6 +406,7 @@ fn plan_with(exports: &[Export], opts: &Options, surveys: bool, range_names: boo
             .min(),
     );
     let families = discoveries.iter().map(|d| d.families.clone()).collect();
+    let warnings = inputs::warnings(exports, &discoveries);
     Ok(Plan {
         trace: TraceInfo {
             objects,
@@ -409,6 +417,7 @@ fn plan_with(exports: &[Export], opts: &Options, surveys: bool, range_names: boo
         },
         discoveries,
         families,
+        warnings,
         thread_maps,
         stream_maps,
         domain_maps,
@@ -622,7 +631,7 @@ pub fn run_planned(
     unchanged(exports)?;
     let (read, names, read_ahead) = read?;
     delivery.finish(&names)?;
-    Ok(Summary::of(plan.trace, read, read_ahead))
+    Ok(Summary::of(plan, read, read_ahead))
 }
 
 /// `Err` where an input changed under a pass in a way its readers may not have seen
@@ -722,7 +731,7 @@ impl<'c> SplitReader<'c> {
 
     /// What [`run`] returns, once every batch was taken.
     pub fn finish(self) -> Summary {
-        Summary::of(self.plan.trace, self.reader.finish(), false)
+        Summary::of(self.plan, self.reader.finish(), false)
     }
 }
 

@@ -615,6 +615,7 @@ fn json_has_the_documented_top_level_fields() {
         "schema_version",
         "generator",
         "inputs",
+        "warnings",
         "options",
         "trace_end_ns",
         "window",
@@ -638,6 +639,7 @@ fn json_has_the_documented_top_level_fields() {
     assert_eq!(v["schema_version"], 1);
     assert_eq!(v["options"]["nccl_as"], "communication");
     assert_eq!(v["host"], serde_json::Value::Null);
+    assert_eq!(v["warnings"], serde_json::json!([]));
     assert_eq!(v["gpus"][0]["breakdown"]["groups"][0]["group"], "gemm");
     assert_eq!(v["efficiency"]["load_balance"], 0.8);
     assert_documented(&r);

@@ -310,6 +310,9 @@ mod cli {
             (a.read_helpers.parse()).map_err(|e| Error::Usage(format!("--read-helpers: {e}")))?;
         let exports = open_all(&a.inputs)?;
         let report = metrics::compute(&exports, &opts, &mopts)?;
+        for w in &report.warnings {
+            eprintln!("prvsight: warning: {w}");
+        }
         let text = if a.json {
             report.to_json()?
         } else {

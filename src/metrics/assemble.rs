@@ -112,6 +112,8 @@ pub(super) fn build(
         schema_version: SCHEMA_VERSION,
         generator: format!("prvsight {}", env!("CARGO_PKG_VERSION")),
         inputs: trace.sources.iter().map(|s| s.label.clone()).collect(),
+        // The sink does not see the conversion's summary: its caller fills them in.
+        warnings: Vec::new(),
         options: opts.clone(),
         trace_end_ns: end,
         window: WindowReport {

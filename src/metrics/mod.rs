@@ -125,6 +125,8 @@ pub fn compute(
     mopts: &MetricsOptions,
 ) -> Result<MetricsReport> {
     let mut sink = MetricsSink::new(mopts.clone())?;
-    crate::pipeline::run(exports, opts, &mut [&mut sink], &mut |_| true)?;
-    sink.into_report()
+    let summary = crate::pipeline::run(exports, opts, &mut [&mut sink], &mut |_| true)?;
+    let mut report = sink.into_report()?;
+    report.warnings = summary.warnings;
+    Ok(report)
 }

@@ -25,6 +25,9 @@ pub struct MetricsReport {
     pub generator: String,
     /// Input labels, in input order.
     pub inputs: Vec<String>,
+    /// The conversion's warnings (`Summary::warnings`: an export given twice, a rank claimed
+    /// twice, data repaired), so a report read alone still says what its figures rest on.
+    pub warnings: Vec<String>,
     pub options: MetricsOptions,
     /// End of the trace (ns since the trace origin).
     pub trace_end_ns: Ns,

@@ -15,6 +15,7 @@ use super::Export;
 use crate::error::{Error, Result};
 use crate::options::{Family, Options, ReadPages};
 
+mod ranks;
 mod scans;
 
 use scans::{rows, scalar, Batch, Group, Grouper, Span};
@@ -65,7 +66,8 @@ pub struct Discovery {
     pub metric_names: BTreeMap<i64, String>,
     /// Number of rows of the selected families (for progress).
     pub record_estimate: u64,
-    /// globalPid key → MPI rank.
+    /// globalPid key → MPI rank: the launcher's environment's, else MPI_RANKS', else the NVTX
+    /// thread name's (discover/ranks.rs).
     pub ranks: BTreeMap<i64, u32>,
     /// Earliest start and latest end of any selected record (this file's clock), if any record.
     pub min_time: Option<i64>,
@@ -442,6 +444,7 @@ fn discover_with(
 
     let nvtx_names = has_nvtx_names.then(|| next().map(|()| nvtx_name_rows));
     read_names(ex, &mut d, nvtx_names)?;
+    ranks::apply_environment(ex, &mut d)?;
     read_host_facts(ex, &mut d)?;
     Ok(Some((d, surveyed, keyed)))
 }
@@ -636,13 +639,11 @@ fn read_names(
             }
         }
     }
-    // nvtxNameOsThread names (eventType 39) fill what ThreadNames lacks, and tell MPI ranks.
+    // nvtxNameOsThread names (eventType 39) fill what ThreadNames lacks, and claim MPI ranks
+    // (the least trusted claim: MPI_RANKS below and the environment after it override it).
     if let Some(names) = nvtx_names {
         for (gt, name) in names? {
-            if let Some(rank) = name
-                .strip_prefix("MPI Rank ")
-                .and_then(|r| r.trim().parse::<u32>().ok())
-            {
+            if let Some(rank) = ranks::rank_of_thread_name(&name) {
                 d.ranks.entry(process_key(gt)).or_insert(rank);
             }
             if let Some(info) = d.host_threads.get_mut(&gt) {

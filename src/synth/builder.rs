@@ -88,6 +88,9 @@ pub struct ExportBuilder {
     /// Extra META_DATA_EXPORT rows telling how the file was made (like the DERIVED_* rows that
     /// the authors of mfu_2gpu_before.sqlite added).
     pub(crate) provenance: Vec<(String, String)>,
+    /// The capture's environment (`KEY=VALUE` pairs), if set: TARGET_INFO_SYSTEM_ENV's
+    /// DeviceEnvironment row.
+    pub(crate) environment: Option<Vec<(String, String)>>,
     contexts: BTreeMap<(u32, u32), u32>,
     next_correlation: BTreeMap<u32, u64>,
     next_grid_id: BTreeMap<u32, i64>,
@@ -104,6 +107,7 @@ impl ExportBuilder {
             strings: BTreeMap::new(),
             string_order: Vec::new(),
             provenance: Vec::new(),
+            environment: None,
             contexts: BTreeMap::new(),
             next_correlation: BTreeMap::new(),
             next_grid_id: BTreeMap::new(),
@@ -133,6 +137,14 @@ impl ExportBuilder {
 
     pub fn provenance(&mut self, name: &str, value: &str) {
         self.provenance.push((name.to_owned(), value.to_owned()));
+    }
+
+    /// The environment nsys recorded for the capture, as the DeviceEnvironment row of
+    /// TARGET_INFO_SYSTEM_ENV (`KEY=VALUE` pairs joined by `;`, in this order): where an MPI
+    /// launcher ran nsys, its rank variables (`OMPI_COMM_WORLD_RANK=1`, `PMIX_RANK=1`, …).
+    pub fn environment(&mut self, vars: &[(&str, &str)]) {
+        let vars = vars.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
+        self.environment = Some(vars.collect());
     }
 
     /// A META_DATA_CAPTURE row (capture setting), e.g. `CUDA_GRAPH_TRACE_OPTIONS:MODE`.

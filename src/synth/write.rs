@@ -226,20 +226,7 @@ fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
             int(s.system_clock_ns),
         ]],
     )?;
-    // (name, nameEnum, value): the enum numbers are those of the real 2026.2 export.
-    let env: [(&str, i64, String); 11] = [
-        ("CpuCores", 1, "64".into()),
-        ("CpuArchitecture", 3, "x86_64".into()),
-        ("NvDriverVersion", 205, "580.95.05".into()),
-        ("HardwarePlatform", 600, "x86_64".into()),
-        ("OsDescription", 605, "Ubuntu 22.04.5 LTS".into()),
-        ("CudaDriverVersion", 611, "13000".into()),
-        ("Hostname", 619, s.hostname.clone()),
-        ("HasNvtxEvents", 809, "1".into()),
-        ("HasCudaEvents", 812, "1".into()),
-        ("SupportsGpuMetrics", 849, "1".into()),
-        ("SupportsNCCL", 925, "1".into()),
-    ];
+    let env = system_env(b);
     insert(
         c,
         b,
@@ -275,6 +262,31 @@ fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
     )?;
     fill_gpus(c, b)?;
     super::write_activity::fill(c, b)
+}
+
+/// The rows of TARGET_INFO_SYSTEM_ENV as (name, nameEnum, value), in nameEnum order: the enum
+/// numbers are those of the real 2026.2 export.
+fn system_env(b: &ExportBuilder) -> Vec<(&'static str, i64, String)> {
+    let mut env: Vec<(&str, i64, String)> = vec![
+        ("CpuCores", 1, "64".into()),
+        ("CpuArchitecture", 3, "x86_64".into()),
+        ("NvDriverVersion", 205, "580.95.05".into()),
+        ("HardwarePlatform", 600, "x86_64".into()),
+        ("OsDescription", 605, "Ubuntu 22.04.5 LTS".into()),
+    ];
+    if let Some(vars) = &b.environment {
+        let pairs: Vec<String> = vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        env.push(("DeviceEnvironment", 610, pairs.join(";")));
+    }
+    env.extend([
+        ("CudaDriverVersion", 611, "13000".into()),
+        ("Hostname", 619, b.session.hostname.clone()),
+        ("HasNvtxEvents", 809, "1".into()),
+        ("HasCudaEvents", 812, "1".into()),
+        ("SupportsGpuMetrics", 849, "1".into()),
+        ("SupportsNCCL", 925, "1".into()),
+    ]);
+    env
 }
 
 fn export_metadata(b: &ExportBuilder) -> Vec<(String, String)> {
