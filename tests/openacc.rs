@@ -159,14 +159,15 @@ fn openacc_events_are_typed_per_table_with_constructs_bytes_and_kernels() {
     );
     let c = count_prv(&out.prv);
     let b = |t: u64| c.begins.get(&t).copied().unwrap_or(0);
-    // Event kinds (id + 1) by table: other 66000000, data 66000001, launch 66000002.
-    assert_eq!(b(66_000_000), 3);
+    // Event kinds (id + 1) by table: other 66000000, data 66000001, launch 66000002. The
+    // implicit wait runs inside the compute construct: when it ends, the construct shows again.
+    assert_eq!(b(66_000_000), 4);
     assert_eq!(b(66_000_001), 2);
     assert_eq!(b(66_000_002), 1);
     assert_eq!(
         c.values.get(&(66_000_000, 10)).copied(),
-        Some(1),
-        "compute construct = kind 9"
+        Some(2),
+        "compute construct = kind 9, from its start and again after the wait inside it"
     );
     assert_eq!(
         c.values.get(&(66_000_001, 6)).copied(),

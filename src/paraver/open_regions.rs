@@ -53,28 +53,30 @@ impl OpenRegions {
 
     /// Notes a region [`start`, `end`) that starts now, whose end line waits in `slot`; returns
     /// what its end line writes per pair, and calls `rewrite` with every open region whose end
-    /// line must change (a type of the new region covers its end: it writes nothing there).
+    /// line must change and the types it no longer writes (a type of the new region covers its
+    /// end: it writes nothing there).
     pub fn push(
         &mut self,
         start: Ns,
         end: Ns,
         slot: u32,
         pairs: &[(u32, u64)],
-        mut rewrite: impl FnMut(&Open),
+        mut rewrite: impl FnMut(&Open, &[u32]),
     ) -> &[Option<u64>] {
+        let mut dropped = Vec::new();
         for x in self.open.iter_mut() {
             if x.end > end {
                 continue;
             }
-            let mut changed = false;
+            dropped.clear();
             for (k, &(ty, _)) in x.pairs.iter().enumerate() {
                 if x.after[k].is_some() && pairs.iter().any(|&(t, _)| t == ty) {
                     x.after[k] = None;
-                    changed = true;
+                    dropped.push(ty);
                 }
             }
-            if changed {
-                rewrite(x);
+            if !dropped.is_empty() {
+                rewrite(x, &dropped);
             }
         }
         let mut region = self.spare.pop().unwrap_or(Open {
@@ -116,7 +118,7 @@ mod tests {
             row.expire(start);
             let mut rewritten = Vec::new();
             let after = row
-                .push(start, end, i as u32, pairs, |x| {
+                .push(start, end, i as u32, pairs, |x, _| {
                     rewritten.push((x.slot, x.after.clone()))
                 })
                 .to_vec();

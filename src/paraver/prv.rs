@@ -131,6 +131,14 @@ impl UsedTypes {
         &mut self.types[i as usize].1
     }
 
+    /// One pair of `ty` counted as written will not be (an end line a later region took over).
+    fn unwrite(&mut self, ty: u32) {
+        if let Some(&i) = self.index.get(&ty) {
+            let e = &mut self.types[i as usize].1;
+            e.pairs = e.pairs.saturating_sub(1);
+        }
+    }
+
     /// Every type used, with what it is (in the order of first use).
     pub fn iter(&self) -> impl Iterator<Item = &(u32, UsedType)> {
         self.types.iter()
@@ -481,14 +489,19 @@ impl<'w> ParaverWriter<'w> {
             return Ok(());
         }
         if !overlaps {
-            self.regions[i].push(start, end, slot, pairs, |_| {});
+            self.regions[i].push(start, end, slot, pairs, |_, _| {});
             return Ok(());
         }
         // Overlapping regions: this one's end line and those of the regions it covers change.
         let mut rewrites: Vec<(u32, Ns, Vec<(u32, u64)>)> = Vec::new();
-        let after = self.regions[i].push(start, end, slot, pairs, |x| {
+        let mut unwritten: Vec<u32> = Vec::new();
+        let after = self.regions[i].push(start, end, slot, pairs, |x, dropped| {
             rewrites.push((x.slot, x.end, shown_after(&x.pairs, &x.after)));
+            unwritten.extend_from_slice(dropped);
         });
+        for ty in unwritten {
+            self.used_types.unwrite(ty);
+        }
         rewrites.push((slot, end, shown_after(pairs, after)));
         for (slot, at, shown) in rewrites {
             let line = self.region_end_line(thread, at, &shown);
