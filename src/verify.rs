@@ -64,7 +64,9 @@ pub fn against_exports(report: &Report, row: &str, exports: &[Export]) -> Result
     for ((pid, device, context, stream), busy) in expected {
         if busy != StreamBusy::default() {
             out.push(StreamCheck {
-                label: format!("GPU{device} stream {stream} ctx {context} (pid {pid}): no row in the trace"),
+                label: format!(
+                    "GPU{device} stream {stream} ctx {context} (pid {pid}): no row in the trace"
+                ),
                 trace: StreamBusy::default(),
                 export: busy,
             });
@@ -103,7 +105,9 @@ fn trace_streams(report: &Report, row: &str) -> BTreeMap<RowStream, (String, Str
             continue;
         };
         let busy = shown.get(&(i as u64)).copied().unwrap_or_default();
-        let e = out.entry(key).or_insert_with(|| (label.clone(), StreamBusy::default()));
+        let e = out
+            .entry(key)
+            .or_insert_with(|| (label.clone(), StreamBusy::default()));
         e.1.kernel_ns += busy.kernel_ns;
         e.1.memory_ns += busy.memory_ns;
     }
@@ -150,7 +154,10 @@ mod tests {
 
     #[test]
     fn stream_rows_are_told_by_their_names() {
-        assert_eq!(stream_of_label("GPU0 stream 7 (pid 144)"), Some((144, 0, 7, None)));
+        assert_eq!(
+            stream_of_label("GPU0 stream 7 (pid 144)"),
+            Some((144, 0, 7, None))
+        );
         assert_eq!(
             stream_of_label("GPU1 (NVIDIA H100 stream 3) stream 15 ctx 2 (rank 1, pid 9)"),
             Some((9, 1, 15, Some(2)))

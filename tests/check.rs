@@ -884,8 +884,7 @@ fn assert_converted_trace_passes(paths: &[PathBuf]) {
             .unwrap_or(0)
     };
     assert!(
-        nz(events::KERNEL) == 0
-            || (1..=nz(events::KERNEL)).contains(&zeros(events::KERNEL)),
+        nz(events::KERNEL) == 0 || (1..=nz(events::KERNEL)).contains(&zeros(events::KERNEL)),
         "{name}: kernel ends {} for {} kernels",
         zeros(events::KERNEL),
         nz(events::KERNEL)

@@ -90,9 +90,17 @@ fn value_of(pcf: &str, ty: u64, label: &str) -> u64 {
 
 /// Checks the trace and holds it against its exports: every GPU stream agrees.
 fn assert_streams_agree(out: &Converted, inputs: &[PathBuf], what: &str) -> usize {
-    let report = check_readers(out.prv.as_bytes(), &out.pcf, &out.row, &CheckOptions::default());
+    let report = check_readers(
+        out.prv.as_bytes(),
+        &out.pcf,
+        &out.row,
+        &CheckOptions::default(),
+    );
     assert!(report.is_ok(), "{what}: {report}");
-    let exports: Vec<Export> = inputs.iter().map(|p| Export::open_path(p).unwrap()).collect();
+    let exports: Vec<Export> = inputs
+        .iter()
+        .map(|p| Export::open_path(p).unwrap())
+        .collect();
     let streams = prvsight::verify::against_exports(&report, &out.row, &exports).unwrap();
     for s in &streams {
         assert!(s.agrees(), "{what}: {s:?}");
@@ -149,7 +157,12 @@ fn every_real_exports_streams_show_the_exports_kernel_and_memory_time() {
     };
     let mut streams = 0;
     for set in &inputs {
-        let what = format!("{:?}", set.iter().map(|p| p.file_name().unwrap()).collect::<Vec<_>>());
+        let what = format!(
+            "{:?}",
+            set.iter()
+                .map(|p| p.file_name().unwrap())
+                .collect::<Vec<_>>()
+        );
         let out = convert(set, &Options::default()).unwrap();
         streams += assert_streams_agree(&out, set, &what);
     }

@@ -87,7 +87,12 @@ fn union_per_stream(ex: &Export, tables: &[&str]) -> Result<BTreeMap<StreamId, u
             let v: i64 = r.get(i)?;
             Ok(u32::try_from(v).unwrap_or(u32::MAX))
         };
-        let id = (field(0).map_err(read)?, field(1).map_err(read)?, field(2).map_err(read)?, field(3).map_err(read)?);
+        let id = (
+            field(0).map_err(read)?,
+            field(1).map_err(read)?,
+            field(2).map_err(read)?,
+            field(3).map_err(read)?,
+        );
         let (start, end): (i64, i64) = (r.get(4).map_err(read)?, r.get(5).map_err(read)?);
         match &mut open {
             Some((o, _, b)) if *o == id && start <= *b => *b = (*b).max(end),

@@ -94,11 +94,12 @@ impl OpenRegions {
         region.after.clear();
         // After this region, each type shows the latest-started region still open then.
         region.after.extend(pairs.iter().map(|&(ty, _)| {
-            let shown = self.open.iter().rev().filter(|x| x.end > end).find_map(|x| {
-                x.pairs
-                    .iter()
-                    .find_map(|&(t, v)| (t == ty).then_some(v))
-            });
+            let shown = self
+                .open
+                .iter()
+                .rev()
+                .filter(|x| x.end > end)
+                .find_map(|x| x.pairs.iter().find_map(|&(t, v)| (t == ty).then_some(v)));
             Some(shown.unwrap_or(0))
         }));
         self.open.push(region);
@@ -110,8 +111,11 @@ impl OpenRegions {
 mod tests {
     use super::*;
 
-    /// The end lines' contents after pushing `regions` (start, end, pairs) in order, by region.
-    fn end_lines(regions: &[(Ns, Ns, &[(u32, u64)])]) -> Vec<Vec<Option<u64>>> {
+    /// A region: start, end, pairs.
+    type Region<'a> = (Ns, Ns, &'a [(u32, u64)]);
+
+    /// The end lines' contents after pushing `regions` in order, by region.
+    fn end_lines(regions: &[Region]) -> Vec<Vec<Option<u64>>> {
         let mut row = OpenRegions::default();
         let mut lines: Vec<Vec<Option<u64>>> = Vec::new();
         for (i, &(start, end, pairs)) in regions.iter().enumerate() {
@@ -146,10 +150,18 @@ mod tests {
     #[test]
     fn the_latest_started_region_still_open_shows_after_an_end() {
         // X [0, 100), B [10, 50), C [20, 40): C's end shows B, B's end shows X.
-        let lines = end_lines(&[(0, 100, &[(6, 1)]), (10, 50, &[(6, 2)]), (20, 40, &[(6, 3)])]);
+        let lines = end_lines(&[
+            (0, 100, &[(6, 1)]),
+            (10, 50, &[(6, 2)]),
+            (20, 40, &[(6, 3)]),
+        ]);
         assert_eq!(lines, [vec![Some(0)], vec![Some(1)], vec![Some(2)]]);
         // C [20, 60) instead outlasts B: B's end writes nothing, C's shows X.
-        let lines = end_lines(&[(0, 100, &[(6, 1)]), (10, 50, &[(6, 2)]), (20, 60, &[(6, 3)])]);
+        let lines = end_lines(&[
+            (0, 100, &[(6, 1)]),
+            (10, 50, &[(6, 2)]),
+            (20, 60, &[(6, 3)]),
+        ]);
         assert_eq!(lines, [vec![Some(0)], vec![None], vec![Some(1)]]);
     }
 

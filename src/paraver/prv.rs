@@ -493,7 +493,8 @@ impl<'w> ParaverWriter<'w> {
             return Ok(());
         }
         // Overlapping regions: this one's end line and those of the regions it covers change.
-        let mut rewrites: Vec<(u32, Ns, Vec<(u32, u64)>)> = Vec::new();
+        // (slot, time, pairs) of each end line to write again.
+        let mut rewrites: Vec<EndLine> = Vec::new();
         let mut unwritten: Vec<u32> = Vec::new();
         let after = self.regions[i].push(start, end, slot, pairs, |x, dropped| {
             rewrites.push((x.slot, x.end, shown_after(&x.pairs, &x.after)));
@@ -931,6 +932,9 @@ impl<'w> ParaverWriter<'w> {
     }
 }
 
+/// An end line to write again: its slot, its time and its pairs.
+type EndLine = (u32, Ns, Vec<(u32, u64)>);
+
 /// What a region's end line writes: per pair, the value shown after it, where it writes one.
 fn shown_after(pairs: &[(u32, u64)], after: &[Option<u64>]) -> Vec<(u32, u64)> {
     pairs
@@ -1021,7 +1025,9 @@ impl Sink for ParaverWriter<'_> {
         self.state_prefix = prefix(1);
         self.end_time = trace.end_time;
         self.threads = vec![ThreadState::default(); o.threads.len()];
-        self.regions = (0..o.threads.len()).map(|_| OpenRegions::default()).collect();
+        self.regions = (0..o.threads.len())
+            .map(|_| OpenRegions::default())
+            .collect();
         self.is_gpu = (0..o.threads.len())
             .map(|i| o.is_gpu(ThreadId(i as u32)))
             .collect();

@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
+use super::busy::RowShown;
 use super::header::Header;
 use super::pcf::{PcfInfo, PCF_INT_MAX};
-use super::busy::RowShown;
 use super::{CheckOptions, Problems, RowBusy, Stats};
 
 /// Event values must stay exact as doubles in Paraver's semantic functions (§8).
