@@ -407,6 +407,7 @@ fn plan_with(exports: &[Export], opts: &Options, surveys: bool, range_names: boo
     );
     let families = discoveries.iter().map(|d| d.families.clone()).collect();
     let warnings = inputs::warnings(exports, &discoveries);
+    let mpi_window = mpi_window(exports, &discoveries, to_trace)?;
     Ok(Plan {
         trace: TraceInfo {
             objects,
@@ -414,6 +415,7 @@ fn plan_with(exports: &[Export], opts: &Options, surveys: bool, range_names: boo
             end_time,
             sources,
             date_label,
+            mpi_window,
         },
         discoveries,
         families,
@@ -472,37 +474,37 @@ fn offset(a: i64, b: i64, ex: &Export) -> Result<i64> {
 
 /// End of the first MPI_Init/MPI_Init_thread of a report (MPI tables, or NVTX `MPI` domain ranges).
 fn mpi_init_end(ex: &Export) -> Result<i64> {
-    let s = &ex.schema;
-    let st = &s.strings_table;
-    let mut sql = Vec::new();
-    if s.has_columns("MPI_OTHER_EVENTS", &["start", "end", "textId"]) {
-        sql.push(format!("SELECT e.start, e.end FROM MPI_OTHER_EVENTS e JOIN {st} n ON n.id = e.textId WHERE n.value IN ('MPI_Init', 'MPI_Init_thread')"));
+    crate::nsys::mpi_bounds::mpi_bounds(ex, true)?
+        .init_end
+        .ok_or_else(|| Error::BadData {
+            file: ex.label.clone(),
+            why: "no MPI_Init call to align on (--align mpi-init)".into(),
+        })
+}
+
+/// TALP's window on the trace's time: from the latest end of MPI_Init to the earliest start of
+/// MPI_Finalize over the inputs that call MPI; `None` without both or when they do not enclose
+/// any time.
+fn mpi_window(
+    exports: &[Export],
+    discoveries: &[Discovery],
+    to_trace: impl Fn(i64, usize) -> Ns,
+) -> Result<Option<(Ns, Ns)>> {
+    let (mut start, mut end): (Option<Ns>, Option<Ns>) = (None, None);
+    for (src, (ex, d)) in exports.iter().zip(discoveries).enumerate() {
+        if !d.families.contains(&Family::Mpi) {
+            continue;
+        }
+        let b = crate::nsys::mpi_bounds::mpi_bounds(ex, !d.nvtx_mpi_domains.is_empty())?;
+        let (Some(init), Some(fin)) = (b.init_end, b.finalize_start) else {
+            return Ok(None);
+        };
+        start = start.max(Some(to_trace(init, src)));
+        end = Some(end.map_or(to_trace(fin, src), |e| e.min(to_trace(fin, src))));
     }
-    if s.has_columns(
-        "NVTX_EVENTS",
-        &["start", "end", "textId", "text", "eventType"],
-    ) {
-        sql.push(format!(
-            "SELECT e.start, e.end FROM NVTX_EVENTS e LEFT JOIN {st} n ON n.id = e.textId \
-             WHERE e.eventType = 59 AND COALESCE(e.text, n.value) IN ('MPI_Init', 'MPI_Init_thread')"
-        ));
-    }
-    let found = if sql.is_empty() {
-        None
-    } else {
-        let q = format!(
-            "SELECT end FROM ({}) WHERE end IS NOT NULL ORDER BY start LIMIT 1",
-            sql.join(" UNION ALL ")
-        );
-        use rusqlite::OptionalExtension;
-        ex.conn
-            .query_row(&q, [], |r| r.get::<_, i64>(0))
-            .optional()
-            .map_err(|e| Error::read(&ex.label, "MPI_Init", e))?
-    };
-    found.ok_or_else(|| Error::BadData {
-        file: ex.label.clone(),
-        why: "no MPI_Init call to align on (--align mpi-init)".into(),
+    Ok(match (start, end) {
+        (Some(a), Some(b)) if a < b => Some((a, b)),
+        _ => None,
     })
 }
 

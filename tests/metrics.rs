@@ -79,6 +79,7 @@ impl Fixture {
                 origin_raw_ns: 0,
             }],
             date_label: String::new(),
+            mpi_window: None,
         };
         Fixture {
             names: Names::new(),
@@ -173,6 +174,7 @@ fn opts(nccl_as: NcclAs, window: Option<&str>, bins: usize) -> MetricsOptions {
         window: window.map(|w| WindowSpec::parse(w).unwrap()),
         bins,
         top: 20,
+        ..MetricsOptions::default()
     }
 }
 
@@ -223,7 +225,7 @@ fn overlap_idle_and_factors_by_hand() {
     let r = scenario()
         .run(opts(NcclAs::Communication, None, 4))
         .unwrap();
-    assert_eq!(r.schema_version, 1);
+    assert_eq!(r.schema_version, 2);
     assert_eq!(r.window.elapsed_ns, 1000);
     let g0 = &r.gpus[0];
     let g1 = &r.gpus[1];
@@ -630,13 +632,15 @@ fn json_has_the_documented_top_level_fields() {
         "nvtx",
         "series",
         "host",
+        "iterations",
+        "ranks",
         "gemm_activity",
     ];
     let mut got = keys.clone();
     got.sort();
     want.sort();
     assert_eq!(got, want);
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["options"]["nccl_as"], "communication");
     assert_eq!(v["host"], serde_json::Value::Null);
     assert_eq!(v["warnings"], serde_json::json!([]));
@@ -797,7 +801,7 @@ fn cli_prints_json_and_rejects_bad_options() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["options"]["nccl_as"], "useful");
     assert_eq!(v["series"]["bins"], 10);
     // The same report as the library gives.
@@ -974,7 +978,7 @@ fn check_invariants(r: &MetricsReport, what: &str) {
             );
         }
     }
-    if r.window.nvtx_range.is_none() {
+    if r.window.nvtx_range.is_none() && r.window.mpi_start_ns.is_none() {
         assert_eq!(t, r.trace_end_ns);
         // The series and the totals are two roads to the same useful time (float sums only).
         for (g, sg) in r.gpus.iter().zip(&s.gpus) {
@@ -1150,8 +1154,43 @@ fn host_pop_model_of_mpi_ranks_matches_sql() {
         };
         let mpi: Vec<Vec<(i64, i64)>> = (0..4).map(|i| shifted(i, mpi_sql)).collect();
         let windows = union((0..4).flat_map(|i| shifted(i, iter_sql)).collect());
+        // TALP's window: the latest end of MPI_Init to the earliest start of MPI_Finalize.
+        let call = |name: &str| {
+            if nsys2022 {
+                format!("SELECT e.start, e.end FROM NVTX_EVENTS e LEFT JOIN StringIds s ON s.id = e.textId \
+                         WHERE e.eventType = 59 AND coalesce(e.text, s.value) = '{name}'")
+            } else {
+                format!("SELECT e.start, e.end FROM MPI_OTHER_EVENTS e JOIN StringIds s ON s.id = e.textId \
+                         WHERE s.value = '{name}'")
+            }
+        };
+        let talp_start = (0..4)
+            .map(|i| shifted(i, &call("MPI_Init"))[0].1)
+            .max()
+            .unwrap();
+        let talp_end = (0..4)
+            .map(|i| shifted(i, &call("MPI_Finalize"))[0].0)
+            .min()
+            .unwrap();
+        let talp = vec![(talp_start, talp_end)];
 
         let whole = metrics_of(&files, &MetricsOptions::default()).unwrap();
+        // The same window, on the trace's time (0 = its first event) rather than the sessions'.
+        let (a, b) = (
+            whole.window.mpi_start_ns.unwrap(),
+            whole.window.mpi_end_ns.unwrap(),
+        );
+        assert_eq!(a as i64 - talp_start, b as i64 - talp_end, "{folder}");
+        assert_eq!(whole.window.elapsed_ns as i64, talp_end - talp_start);
+        let trace = metrics_of(
+            &files,
+            &MetricsOptions {
+                elapsed: prvsight::metrics::Elapsed::Trace,
+                ..MetricsOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(trace.window.elapsed_ns, trace.trace_end_ns, "{folder}");
         let inside = metrics_of(
             &files,
             &MetricsOptions {
@@ -1165,19 +1204,22 @@ fn host_pop_model_of_mpi_ranks_matches_sql() {
             length(&windows),
             "{folder}"
         );
-        for (r, clip) in [(&whole, false), (&inside, true)] {
+        for (r, clip) in [
+            (&whole, Some(&talp)),
+            (&trace, None),
+            (&inside, Some(&windows)),
+        ] {
             let h = r.host.as_ref().expect("MPI ranks");
             let t = r.window.elapsed_ns;
             assert_eq!((h.ranks.len(), h.elapsed_ns), (4, t), "{folder}");
             let mut useful = Vec::new();
             for k in &h.ranks {
                 let i = k.rank.expect("rank known") as usize;
-                let want = if clip {
-                    overlap_length(&mpi[i], &windows)
-                } else {
-                    length(&mpi[i])
+                let want = match clip {
+                    Some(w) => overlap_length(&mpi[i], w),
+                    None => length(&mpi[i]),
                 };
-                assert_eq!(k.mpi_ns as i64, want, "{folder} rank {i} window={clip}");
+                assert_eq!(k.mpi_ns as i64, want, "{folder} rank {i} window={clip:?}");
                 assert_eq!(k.useful_ns, t - k.mpi_ns);
                 assert_eq!(k.other_thread_calls, 0);
                 useful.push(k.useful_ns);

@@ -9,6 +9,10 @@ fn main() {
 }
 
 #[cfg(not(target_family = "wasm"))]
+#[path = "prvsight/compare.rs"]
+mod compare;
+
+#[cfg(not(target_family = "wasm"))]
 mod cli {
     use std::fs::File;
     use std::io::{BufWriter, IsTerminal, Write};
@@ -102,6 +106,16 @@ mod cli {
         },
         /// GPU efficiency metrics (POP/TALP device factors, time breakdown, overlap, top kernels, NVTX ranges, MPI ranks).
         Metrics(MetricsArgs),
+        /// Compare two runs and say which efficiency factor moved the parallel efficiency.
+        Compare {
+            /// Run A: a metrics report (`metrics --json`, a bundle's metrics.json) or an export.
+            a: PathBuf,
+            /// Run B, likewise.
+            b: PathBuf,
+            /// Print the comparison as JSON (schema: docs/METRICS.md).
+            #[arg(long)]
+            json: bool,
+        },
         /// Write a synthetic nsys export of a built-in scenario (test data: NCCL, several GPUs,
         /// CUDA graphs, GPU metrics): ddp4, zero3, pipeline4, graphs, graph_nodes, gpu_metrics.
         #[command(hide = true)]
@@ -217,6 +231,7 @@ mod cli {
                 against,
             } => check(&trace, allow_state_gaps, &cfgs, &against),
             Command::Metrics(args) => metrics(&args),
+            Command::Compare { a, b, json } => crate::compare::run(&a, &b, json),
             Command::Synth {
                 scenario,
                 output,
@@ -267,6 +282,14 @@ mod cli {
         /// What NCCL kernels count as: communication (default) or useful (TALP-compatible).
         #[arg(long, default_value = "communication")]
         nccl_as: String,
+        /// Measured time with MPI: mpi (default: TALP's window, from the end of MPI_Init to the
+        /// start of MPI_Finalize) or trace (the whole trace, setup and teardown included).
+        #[arg(long, default_value = "mpi")]
+        elapsed: String,
+        /// Iterations: auto (repeating NVTX ranges, else a regular GPU kernel), none, or the
+        /// name of the NVTX range that marks them.
+        #[arg(long, default_value = "auto")]
+        iterations: String,
         /// Measure only inside the instances of NVTX range NAME, or NAME:N (N-th instance of each thread).
         #[arg(long)]
         nvtx_range: Option<String>,
@@ -292,6 +315,9 @@ mod cli {
         use prvsight::metrics::{self, MetricsOptions, WindowSpec};
         let mopts = MetricsOptions {
             nccl_as: a.nccl_as.parse().map_err(Error::Usage)?,
+            elapsed: a.elapsed.parse().map_err(Error::Usage)?,
+            iterations: prvsight::metrics::iterations::IterationSource::parse(&a.iterations)
+                .map_err(Error::Usage)?,
             window: a
                 .nvtx_range
                 .as_deref()

@@ -24,6 +24,37 @@ pub fn time_class(r: &Running, nccl_as: NcclAs) -> TimeClass {
     }
 }
 
+/// Useful and communication time of one GPU, not clipped to any window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuTotals {
+    pub useful: Ns,
+    pub comm: Ns,
+}
+
+impl GpuTotals {
+    pub fn add(&mut self, len: Ns, class: TimeClass) {
+        match class {
+            TimeClass::Useful => self.useful += len,
+            TimeClass::Comm => self.comm += len,
+            TimeClass::Idle => {}
+        }
+    }
+
+    /// These totals plus `len` of `class`.
+    pub fn plus(mut self, len: Ns, class: TimeClass) -> GpuTotals {
+        self.add(len, class);
+        self
+    }
+
+    /// The time from `earlier` to these totals.
+    pub fn since(self, earlier: GpuTotals) -> GpuTotals {
+        GpuTotals {
+            useful: self.useful - earlier.useful,
+            comm: self.comm - earlier.comm,
+        }
+    }
+}
+
 /// Buckets of the overlap profile: communication time with 0, 1, 2, 3+ useful kernels running.
 pub const OVERLAP_BUCKETS: usize = 4;
 

@@ -15,9 +15,9 @@ pub(super) fn build(
     names: &Names,
     st: &State,
     end: Ns,
-) -> MetricsReport {
+) -> crate::Result<MetricsReport> {
     let sel = &st.pieces.sel;
-    let t = if sel.spec.is_some() { sel.total } else { end };
+    let t = if sel.narrows() { sel.total } else { end };
     let devices = &trace.objects.devices;
     let active: Vec<usize> = (0..devices.len()).filter(|&g| st.has_activity[g]).collect();
     let accs = &st.pieces.gpus;
@@ -108,7 +108,29 @@ pub(super) fn build(
         top,
     };
 
-    MetricsReport {
+    let host = st.host.report(&trace.objects, t);
+    let ranks = st.host.ranks();
+    let iterations = super::iterations::build(&super::iterations::report::Inputs {
+        source: &opts.iterations,
+        ranges: &st.iterations.ranges,
+        markers: &st.iterations.markers,
+        objects: &trace.objects,
+        names,
+        window: sel.bounds.unwrap_or((0, end)),
+        process_gpus: &st.iterations.process_gpus,
+        active: &st.has_activity,
+        ranks: &ranks,
+    })?;
+    let rank_rows = super::ranks::rows(
+        &trace.objects,
+        &st.iterations.process_gpus,
+        accs,
+        &st.has_activity,
+        t,
+        host.as_ref(),
+        &iterations,
+    );
+    Ok(MetricsReport {
         schema_version: SCHEMA_VERSION,
         generator: format!("prvsight {}", env!("CARGO_PKG_VERSION")),
         inputs: trace.sources.iter().map(|s| s.label.clone()).collect(),
@@ -122,8 +144,10 @@ pub(super) fn build(
             first_start_ns: sel.first_start,
             last_end_ns: sel.spec.as_ref().map(|_| sel.last_end),
             elapsed_ns: t,
+            mpi_start_ns: sel.bounds.map(|b| b.0),
+            mpi_end_ns: sel.bounds.map(|b| b.1),
         },
-        definitions: definitions(opts),
+        definitions: definitions(opts, sel.bounds),
         efficiency,
         gpus,
         load_balance,
@@ -136,7 +160,9 @@ pub(super) fn build(
             ranges: st.pieces.nvtx.rows(&active, &trace.domains, opts.top),
         },
         series: st.pieces.series.report(),
-        host: st.host.report(&trace.objects, t),
+        host,
+        iterations,
+        ranks: rank_rows,
         gemm_activity: st.gemm_activity.rows(names),
-    }
+    })
 }

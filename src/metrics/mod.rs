@@ -27,12 +27,15 @@
 pub mod accum;
 mod assemble;
 pub mod category;
+pub mod compare;
 pub mod efficiency;
 pub mod gemm_activity;
 pub mod histogram;
 pub mod host;
+pub mod iterations;
 pub mod kernels;
 pub mod nvtx;
+pub mod ranks;
 pub mod report;
 pub mod series;
 pub mod sink;
@@ -92,10 +95,39 @@ impl FromStr for NcclAs {
     }
 }
 
+/// Where the measured time T lies when the trace has MPI.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Elapsed {
+    /// TALP's window: from the latest end of MPI_Init to the earliest start of MPI_Finalize
+    /// (the whole trace where there is no MPI_Init/MPI_Finalize).
+    #[default]
+    Mpi,
+    /// The whole trace, setup and teardown included.
+    Trace,
+}
+
+impl FromStr for Elapsed {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "mpi" => Ok(Elapsed::Mpi),
+            "trace" => Ok(Elapsed::Trace),
+            _ => Err(format!("--elapsed takes 'mpi' or 'trace', not '{s}'")),
+        }
+    }
+}
+
 /// What the user asked the metrics to be computed over and how much to report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MetricsOptions {
     pub nccl_as: NcclAs,
+    /// T between MPI_Init and MPI_Finalize (default) or over the whole trace.
+    #[serde(default)]
+    pub elapsed: Elapsed,
+    /// Where iterations come from (`--iterations`).
+    #[serde(default)]
+    pub iterations: iterations::IterationSource,
     /// Restrict every measure to instances of an NVTX range; `None` = the whole trace.
     pub window: Option<WindowSpec>,
     /// Bins of the time series over [0, trace end].
@@ -108,6 +140,8 @@ impl Default for MetricsOptions {
     fn default() -> Self {
         MetricsOptions {
             nccl_as: NcclAs::Communication,
+            elapsed: Elapsed::Mpi,
+            iterations: iterations::IterationSource::Auto,
             window: None,
             bins: 200,
             top: 20,

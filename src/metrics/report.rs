@@ -16,7 +16,7 @@ use super::{MetricsOptions, NcclAs};
 use crate::model::Ns;
 
 /// Version of the JSON layout; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MetricsReport {
@@ -49,6 +49,10 @@ pub struct MetricsReport {
     pub series: SeriesReport,
     /// Host-side POP model of MPI ranks; null when no process calls MPI.
     pub host: Option<HostPop>,
+    /// The run's iterations and the factors of each (none found: `detected_by` is "none").
+    pub iterations: super::iterations::IterationsReport,
+    /// Per rank (process with a GPU at work or MPI calls): the straggler table.
+    pub ranks: Vec<super::ranks::RankRow>,
     /// Tensor-core / SM activity during GEMM kernels, from sampled GPU metrics; empty without them.
     pub gemm_activity: Vec<super::gemm_activity::GemmActivityRow>,
 }
@@ -70,6 +74,10 @@ pub struct WindowReport {
     pub last_end_ns: Option<Ns>,
     /// T: the measured time (trace end, or length of the union of the windows).
     pub elapsed_ns: Ns,
+    /// TALP's window the measured time lies in: from the latest end of MPI_Init to the earliest
+    /// start of MPI_Finalize (null: the whole trace, without MPI or with `--elapsed trace`).
+    pub mpi_start_ns: Option<Ns>,
+    pub mpi_end_ns: Option<Ns>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -279,7 +287,7 @@ pub fn avg_max(values: &[Ns]) -> AvgMax {
 }
 
 /// The definitions stated with every report, worded for the options used.
-pub fn definitions(opts: &MetricsOptions) -> Vec<Definition> {
+pub fn definitions(opts: &MetricsOptions, mpi_window: Option<(Ns, Ns)>) -> Vec<Definition> {
     let (useful_ops, comm_ops) = match opts.nccl_as {
         NcclAs::Communication => (
             "compute kernels (every kernel except communication-library kernels: NCCL, RCCL, NVSHMEM)",
@@ -291,6 +299,7 @@ pub fn definitions(opts: &MetricsOptions) -> Vec<Definition> {
         ),
     };
     let t = match &opts.window {
+        None if mpi_window.is_some() => "from the latest end of MPI_Init to the earliest start of MPI_Finalize over the ranks (TALP's window; `--elapsed trace` measures the whole trace)".to_owned(),
         None => "the elapsed time of the trace, from its origin (earliest event of all inputs) to its end (latest event end)".to_owned(),
         Some(w) => format!(
             "total time of the union of the instances of NVTX range '{}'{} (every interval is clipped to these windows)",
@@ -325,7 +334,9 @@ pub fn definitions(opts: &MetricsOptions) -> Vec<Definition> {
         d("top kernels", "per demangled name: launches starting inside T; total, mean, min, max, sample standard deviation of durations; % of busy = total / time with any operation running on the same GPUs"),
         d("histograms", "kernel durations on fixed log bins (4 per octave from 1 µs); modes are local maxima holding ≥10% of launches separated by a valley of at most half their height"),
         d("NVTX ranges", "per (domain, name; PyTorch's per-call fields `, seq = …`, `, op_id = …` removed): instances starting inside T, their total and mean duration, and the device factors with T = time of the union of the instances"),
-        d("host POP model", "for MPI traces, per process with MPI calls (a rank): useful = T − time inside MPI calls (union) on its main thread (the first of its threads seen calling MPI); N = such processes; PE = Σ useful / (N · T) = LB × CommE, LB = Σ useful / (N · max useful), CommE = max useful / T"),
+        d("host POP model", "for MPI traces, per process with MPI calls (a rank): useful = T − time inside MPI calls (union) on its main thread (the first of its threads seen calling MPI); N = such processes; MPI PE = Σ useful / (N · T) = LB × CommE, LB = Σ useful / (N · max useful), CommE = max useful / T"),
+        d("device offload efficiency", "for MPI ranks that call CUDA: the share of their time outside MPI not spent in CUDA calls that wait for the GPU (synchronize, blocking copies); host parallel efficiency = MPI PE × device offload efficiency"),
+        d("iterations", "instances of a repeating NVTX range (normalised name; at least 3 per rank, the outermost level that covers most of T and whose durations vary by at most 50 %), else the periods of a kernel that recurs regularly on every GPU; iteration k of each rank is its own k-th instance; factors as above with T = the longest rank's iteration; outlier = longer than 1.5 × the median; slowest = the GPU (else rank) with the most useful time; last to arrive = the rank whose first MPI call in the iteration came last"),
         d("series", "per GPU and time bin over the whole trace: fraction of the bin useful, communication and idle; mean and maximum number of kernels in flight"),
     ]
 }

@@ -8,12 +8,13 @@
 
 use crate::FastMap;
 
-use super::accum::{time_class, GpuAcc};
+use super::accum::{time_class, GpuAcc, GpuTotals};
 use super::assemble;
 use super::category::{memcpy_category, op_category, Category};
 use super::gemm_activity::GemmActivity;
 use super::histogram::Histogram;
 use super::host::HostModel;
+use super::iterations::{markers::Start, Snapshot, Tracker};
 use super::kernels::KernelStats;
 use super::nvtx::NvtxRanges;
 use super::report::{MetricsReport, OpCounts};
@@ -32,6 +33,8 @@ pub(super) struct PieceSinks {
     pub nccl_as: NcclAs,
     pub sel: Selection,
     pub gpus: Vec<GpuAcc>,
+    /// Per GPU, over the whole trace (what the iterations' windows are cut from).
+    pub all: Vec<GpuTotals>,
     pub series: Series,
     pub nvtx: NvtxRanges,
 }
@@ -40,6 +43,7 @@ impl PieceSinks {
     fn piece(&mut self, p: Piece) {
         // The series shows the whole timeline; everything else only the selected windows.
         self.series.add(&p, self.nccl_as);
+        self.all[p.lane].add(p.end - p.start, time_class(p.running, self.nccl_as));
         let end = self.sel.open().clip_end(p.end);
         if end > p.start {
             self.gpus[p.lane].add(end - p.start, p.running, self.nccl_as);
@@ -67,6 +71,7 @@ pub(super) struct State {
     pub deferred: Vec<NvtxRange>,
     pub max_end: Ns,
     pub gemm_activity: GemmActivity,
+    pub iterations: Tracker,
 }
 
 /// See [`MetricsSink::held`].
@@ -162,6 +167,20 @@ impl State {
                 self.gemm_activity.gemm_started(dev, op.start, end, k.name);
             }
         }
+        if let GpuOpKind::Kernel(k) = &op.kind {
+            if self.iterations.follows_kernels() && self.iterations.markers.wants(k.name, dev) {
+                let process = self.iterations.thread_process[op.thread.0 as usize];
+                let totals = self.snapshot(process, op.start, Some(dev));
+                let start = Start {
+                    at: op.start,
+                    process,
+                    totals,
+                };
+                self.iterations
+                    .markers
+                    .start(k.name, k.short_name, dev, start);
+            }
+        }
         self.has_activity[dev] = true;
         self.max_end = self.max_end.max(end);
         if self.pieces.sel.open().contains(op.start) {
@@ -201,8 +220,63 @@ impl State {
         self.clock = t;
     }
 
+    /// Stops the stream, in time order, at each bound of the MPI window up to `t` (the measured
+    /// time changes there, and no piece may straddle the change) and at each end of an
+    /// iteration candidate's instance (its totals are taken there).
+    fn catch_up(&mut self, t: Ns) {
+        loop {
+            let bound = self.pieces.sel.next_bound().filter(|&b| b <= t);
+            let end = self.iterations.ranges.next_end().filter(|e| e.0 <= t);
+            if let Some(b) = bound.filter(|&b| end.is_none_or(|e| b <= e.0)) {
+                self.sync_to(b);
+                self.pieces.sel.pass_bound();
+            } else if let Some((at, (_, process, _))) = end {
+                let totals = self.snapshot(process, at, None);
+                self.iterations.ranges.ended(&totals);
+            } else {
+                return;
+            }
+        }
+    }
+
+    /// The running totals of `process` at `t` (its MPI time; its GPUs', or only GPU `gpu`'s),
+    /// for `t` not before the current record.
+    fn snapshot(&mut self, process: usize, t: Ns, gpu: Option<usize>) -> Snapshot {
+        let pieces = &mut self.pieces;
+        self.sweep.advance(t, &mut |p| pieces.piece(p));
+        self.host.advance(t, self.pieces.sel.open());
+        let nccl_as = self.pieces.nccl_as;
+        let at = |g: usize| {
+            let (last, running) = self.sweep.lane(g);
+            self.pieces.all[g].plus(t.saturating_sub(last), time_class(running, nccl_as))
+        };
+        let gpus = match gpu {
+            Some(g) => vec![at(g)],
+            None => self.iterations.process_gpus[process]
+                .iter()
+                .map(|&g| at(g))
+                .collect(),
+        };
+        Snapshot {
+            mpi: self.host.mpi_until(process, t),
+            gpus,
+        }
+    }
+
     fn nvtx(&mut self, r: &NvtxRange, names: &Names) {
         self.sync_to(r.start);
+        let it = &mut self.iterations;
+        if it.follows_ranges() && it.nccl_domain != Some(r.domain) {
+            let process = it.thread_process[r.thread.0 as usize];
+            let name = names.get(r.name);
+            if let Some(slot) = it
+                .ranges
+                .offer(r.thread, process, r.domain, name, r.start, r.end)
+            {
+                let at_start = self.snapshot(process, r.start, None);
+                self.iterations.ranges.started(slot, at_start);
+            }
+        }
         self.pieces.sel.offer(r, names.get(r.name));
         self.pieces.nvtx.open(r, names);
         self.max_end = self.max_end.max(r.end);
@@ -226,8 +300,15 @@ impl Sink for MetricsSink {
             sweep: Sweep::new(n),
             pieces: PieceSinks {
                 nccl_as: self.opts.nccl_as,
-                sel: Selection::new(self.opts.window.clone()),
+                sel: Selection::new(
+                    self.opts.window.clone(),
+                    // An NVTX range asked for is the measured time itself.
+                    trace.mpi_window.filter(|_| {
+                        self.opts.elapsed == super::Elapsed::Mpi && self.opts.window.is_none()
+                    }),
+                ),
                 gpus: vec![GpuAcc::default(); n],
+                all: vec![GpuTotals::default(); n],
                 series: Series::new(n, self.opts.bins, trace.end_time),
                 nvtx: NvtxRanges::new(n),
             },
@@ -242,6 +323,7 @@ impl Sink for MetricsSink {
             deferred: Vec::new(),
             max_end: 0,
             gemm_activity: GemmActivity::new(&trace.objects),
+            iterations: Tracker::new(self.opts.iterations.clone(), &trace.objects, &trace.domains),
         });
         self.report = None;
         Ok(())
@@ -260,6 +342,7 @@ impl Sink for MetricsSink {
             st.resolve_deferred(names);
             st.now = t;
         }
+        st.catch_up(t);
         match rec {
             Record::Gpu(op) => st.gpu_op(op, names)?,
             Record::Metric(m) => st
@@ -278,6 +361,15 @@ impl Sink for MetricsSink {
                             h.thread.0
                         ),
                     })?;
+                if st.host.is_main(h.thread) {
+                    let process = st.iterations.thread_process[h.thread.0 as usize];
+                    st.iterations.ranges.mpi_call(process, h.start);
+                }
+            }
+            Record::Host(h) if h.activity == crate::model::HostActivity::CudaSync => {
+                let sel = st.pieces.sel.open();
+                st.host
+                    .device_wait(h.thread, h.start, h.end.max(h.start), sel);
             }
             // Host calls, marks and links do not enter the device model.
             _ => {}
@@ -288,6 +380,7 @@ impl Sink for MetricsSink {
     fn finish(&mut self, trace: &TraceInfo, names: &Names) -> Result<()> {
         let mut st = self.state.take().ok_or_else(not_begun)?;
         let end = trace.end_time.max(st.max_end).max(st.now);
+        st.catch_up(end);
         st.sync_to(end);
         st.resolve_deferred(names);
         let sel = &st.pieces.sel;
@@ -300,7 +393,7 @@ impl Sink for MetricsSink {
                 )));
             }
         }
-        self.report = Some(assemble::build(&self.opts, trace, names, &st, end));
+        self.report = Some(assemble::build(&self.opts, trace, names, &st, end)?);
         Ok(())
     }
 }

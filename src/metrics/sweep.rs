@@ -141,6 +141,13 @@ impl<S: LaneState> Sweep<S> {
         }
     }
 
+    /// Where lane `lane` stands: the time its pieces were emitted up to, and what has been
+    /// running since (until the next start or end on it).
+    pub fn lane(&self, lane: usize) -> (Ns, &S) {
+        let l = &self.lanes[lane];
+        (l.last, &l.running)
+    }
+
     /// Starts an operation of kind `tag`; the caller has advanced the sweep to `start` first.
     pub fn start(
         &mut self,

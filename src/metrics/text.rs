@@ -3,6 +3,8 @@
 
 use std::fmt::Write;
 
+mod structure;
+
 use super::histogram::{bin_of, NBINS};
 use super::report::{Breakdown, MetricsReport, OverlapProfile};
 
@@ -65,6 +67,12 @@ pub fn render(r: &MetricsReport) -> String {
     line(format!("prvsight metrics ({})", r.generator));
     line(format!("  inputs: {}", r.inputs.join(", ")));
     match &r.window.nvtx_range {
+        None if r.window.mpi_start_ns.is_some() => line(format!(
+            "  measured time T = {} from the end of MPI_Init ({}) to the start of MPI_Finalize ({}) (TALP's window; --elapsed trace for the whole trace)",
+            fmt_ns(r.window.elapsed_ns as f64),
+            fmt_ns(r.window.mpi_start_ns.unwrap_or(0) as f64),
+            fmt_ns(r.window.mpi_end_ns.unwrap_or(0) as f64),
+        )),
         None => line(format!(
             "  measured time T = {} (whole trace)",
             fmt_ns(r.window.elapsed_ns as f64)
@@ -154,51 +162,11 @@ pub fn render(r: &MetricsReport) -> String {
 
     match &r.host {
         None => line("Host-side POP model (MPI): no MPI calls in the trace".into()),
-        Some(h) => {
-            line(format!(
-                "Host-side POP model (MPI ranks; useful = outside MPI on the main thread; PE = LB × CommE), N = {}",
-                h.ranks.len()
-            ));
-            line(format!(
-                "  Parallel efficiency       PE    {:>9}",
-                frac(h.parallel_efficiency)
-            ));
-            line(format!(
-                "  Load balance              LB    {:>9}",
-                frac(h.load_balance)
-            ));
-            line(format!(
-                "  Communication efficiency  CommE {:>9}",
-                frac(h.communication_efficiency)
-            ));
-            line(format!(
-                "  {:<36}{:>14}{:>14}{:>9}{:>10}",
-                "rank (pid, host)", "useful", "MPI", "useful", "MPI calls"
-            ));
-            for k in &h.ranks {
-                let who = match k.rank {
-                    Some(rk) => format!("rank {rk} ({}, {})", k.pid, k.host),
-                    None => format!("pid {} ({})", k.pid, k.host),
-                };
-                line(format!(
-                    "  {:<36}{:>14}{:>14}{:>9}{:>10}{}",
-                    clip(&who, 35),
-                    fmt_ns(k.useful_ns as f64),
-                    fmt_ns(k.mpi_ns as f64),
-                    frac((h.elapsed_ns > 0).then(|| k.useful_ns as f64 / h.elapsed_ns as f64)),
-                    k.mpi_calls,
-                    if k.other_thread_calls > 0 {
-                        format!(
-                            "  (+{} on other threads, not counted)",
-                            k.other_thread_calls
-                        )
-                    } else {
-                        String::new()
-                    }
-                ));
-            }
-        }
+        Some(h) => structure::host(h, &mut line),
     }
+    line(String::new());
+    structure::iterations(r, &mut line);
+    structure::ranks(r, &mut line);
     line(String::new());
     line("Definitions".into());
     for d in &r.definitions {

@@ -71,11 +71,16 @@ impl WindowSpec {
     }
 }
 
-/// The selected window set, or the whole trace when there is no selection.
+/// The selected window set: the NVTX range instances asked for, inside TALP's MPI window when
+/// the elapsed time is measured there; the whole trace when neither applies.
 #[derive(Debug)]
 pub struct Selection {
     pub spec: Option<WindowSpec>,
-    open: OpenUntil,
+    /// [MPI_Init's end, MPI_Finalize's start), when measured there.
+    pub bounds: Option<(Ns, Ns)>,
+    /// Where the stream stands against `bounds`: 0 before, 1 inside, 2 after.
+    phase: u8,
+    nvtx_open: OpenUntil,
     per_thread: HashMap<ThreadId, u32>,
     /// Instances taken as windows.
     pub instances: u64,
@@ -86,10 +91,12 @@ pub struct Selection {
 }
 
 impl Selection {
-    pub fn new(spec: Option<WindowSpec>) -> Self {
+    pub fn new(spec: Option<WindowSpec>, bounds: Option<(Ns, Ns)>) -> Self {
         Selection {
-            open: OpenUntil(if spec.is_some() { 0 } else { Ns::MAX }),
+            nvtx_open: OpenUntil(if spec.is_some() { 0 } else { Ns::MAX }),
             spec,
+            bounds,
+            phase: 0,
             per_thread: HashMap::new(),
             instances: 0,
             total: 0,
@@ -98,13 +105,36 @@ impl Selection {
         }
     }
 
+    /// Whether a window narrows the measured time (else T is the whole trace).
+    pub fn narrows(&self) -> bool {
+        self.spec.is_some() || self.bounds.is_some()
+    }
+
     pub fn open(&self) -> OpenUntil {
-        self.open
+        match (self.bounds, self.phase) {
+            (None, _) => self.nvtx_open,
+            (Some((_, end)), 1) => OpenUntil(self.nvtx_open.0.min(end)),
+            _ => OpenUntil(0),
+        }
+    }
+
+    /// The next bound the stream must stop at (the window changes there), if any is left.
+    pub fn next_bound(&self) -> Option<Ns> {
+        match (self.bounds, self.phase) {
+            (Some((start, _)), 0) => Some(start),
+            (Some((_, end)), 1) => Some(end),
+            _ => None,
+        }
+    }
+
+    /// The stream has reached [`next_bound`](Self::next_bound) (after advancing to it).
+    pub fn pass_bound(&mut self) {
+        self.phase = (self.phase + 1).min(2);
     }
 
     /// Integrates window time over `[from, to)`, during which the window state did not change.
     pub fn advance(&mut self, from: Ns, to: Ns) {
-        self.total += self.open.clip_end(to).saturating_sub(from);
+        self.total += self.open().clip_end(to).saturating_sub(from);
     }
 
     /// Offers a range that starts now; takes it as a window if it is selected.
@@ -121,7 +151,7 @@ impl Selection {
         self.instances += 1;
         self.first_start.get_or_insert(r.start);
         self.last_end = self.last_end.max(r.end);
-        self.open.add(r.end);
+        self.nvtx_open.add(r.end);
     }
 }
 

@@ -6,7 +6,17 @@ use crate::FastMap;
 
 /// Index of an interned name; ids start at 1 so that 0 can mean "none" (Paraver's End value).
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
 )]
 pub struct NameId(pub u32);
 

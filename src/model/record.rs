@@ -17,6 +17,10 @@ pub struct TraceInfo {
     pub sources: Vec<SourceInfo>,
     /// Local date/time label written in the Paraver header (`DD/MM/YYYY at HH:MM`).
     pub date_label: String,
+    /// From the latest end of MPI_Init to the earliest start of MPI_Finalize (TALP's window),
+    /// when every input that calls MPI has both.
+    #[serde(default)]
+    pub mpi_window: Option<(Ns, Ns)>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

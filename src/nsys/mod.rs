@@ -26,6 +26,7 @@ pub mod ids;
 pub mod interleave;
 pub mod keyed;
 pub mod links;
+pub mod mpi_bounds;
 pub mod mpi_p2p;
 pub mod nvtx;
 pub mod partitioned;
