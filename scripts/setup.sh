@@ -52,6 +52,30 @@ if [ -n "$need" ] && [ "$have" != "$need" ]; then
   cargo install -q wasm-bindgen-cli --version "$need" --force
 fi
 
+# pertalde (BSC's Paraver trace checker, PyPI): tests/independent.rs runs its `ptd comprovar -e`
+# on our traces. Its wheel (Python 3.11 only) carries the `ptd` program itself; where no
+# 3.11 venv can take it, the program is taken from the wheel.
+PERTALDE=0.1.5
+ptd=target/ptd-venv/bin/ptd
+if [ ! -x "$ptd" ]; then
+  say "installing pertalde $PERTALDE into target/ptd-venv"
+  if ! python3 -c 'import ensurepip' 2>/dev/null; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get install -y -qq --no-install-recommends python3-venv python3-pip >/dev/null
+  fi
+  mkdir -p target
+  if ! { python3 -m venv target/ptd-venv && target/ptd-venv/bin/pip install -q "pertalde==$PERTALDE"; } >/dev/null 2>&1; then
+    tmp=$(mktemp -d)
+    python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 \
+      --platform manylinux_2_28_x86_64 -d "$tmp" "pertalde==$PERTALDE"
+    mkdir -p target/ptd-venv/bin
+    unzip -q -o -j "$tmp"/pertalde-*.whl "pertalde-$PERTALDE.data/scripts/ptd" -d target/ptd-venv/bin
+    chmod +x "$ptd"
+    rm -rf "$tmp"
+  fi
+fi
+
 # End-to-end test packages.
 if [ "$browser" = 1 ] && [ ! -d e2e/node_modules/playwright-core ]; then
   say "installing the e2e packages"

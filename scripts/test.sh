@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run calls this). Installs what it needs, quietly when
 # it is already there: the wasm target and toolchain pieces (scripts/setup.sh), then runs
-#   1. the native tests (unit, integration, golden, real exports in ../shared when present),
+#   1. the native tests (unit, integration, golden, real exports in ../shared when present;
+#      BSC's pertalde checks every trace, and BSC's paramedir too where PARAMEDIR names one),
 #   2. a wasm32 build of the library, as the page ships it (profile wasm; the site build reuses it),
 #   3. the wasm and browser end-to-end tests (scripts/test-web.sh),
 #   4. the CLI built with profile-guided optimisation (scripts/build-cli.sh), whose traces must
@@ -16,7 +17,8 @@ else
 fi
 
 echo "== native tests"
-cargo test --release --all-targets
+# tests/independent.rs checks every trace with BSC's pertalde, installed by setup.sh.
+PRVSIGHT_PTD="$PWD/target/ptd-venv/bin/ptd" cargo test --release --all-targets
 
 echo "== wasm32 build of the library"
 cargo build --profile wasm --target wasm32-unknown-unknown --lib

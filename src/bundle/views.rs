@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 
 use crate::paraver::cfg::{self, Severity, TraceFacts};
+use crate::paraver::events::GRAPH_EXEC;
 use crate::paraver::written::NvtxDomain;
 
 /// One file of the bundle's cfgs/ folder.
@@ -40,10 +41,14 @@ const PUSHPOP: &str = "nvtx_pushpop.cfg";
 
 /// The views for the trace `facts` describes, whose NVTX domains are `domains`.
 pub fn views_for(facts: &TraceFacts, domains: &[NvtxDomain]) -> Views {
+    let graphs = facts.event_types.contains_key(&GRAPH_EXEC);
     let mut candidates: Vec<View> = (super::cfgs().iter())
         .map(|(path, text)| View {
             path: (*path).to_owned(),
-            text: Cow::Borrowed(*text),
+            text: match graphs {
+                true => with_graph_replays(text),
+                false => Cow::Borrowed(*text),
+            },
         })
         .collect();
     let template = super::cfgs().iter().find(|(p, _)| *p == PUSHPOP);
@@ -73,6 +78,39 @@ pub fn views_for(facts: &TraceFacts, domains: &[NvtxDomain]) -> Views {
         }
     }
     views
+}
+
+/// A view of GPU useful or active time that also counts whole CUDA graph replays (63000008),
+/// for a trace that has them: the metrics count a replay as compute, and without its type the
+/// view would miss that time. Other views come back as they are.
+fn with_graph_replays(text: &'static str) -> Cow<'static, str> {
+    const FILTERS: [(&str, &str); 4] = [
+        (
+            "evt_type 1 63000006\n",
+            "evt_type 2 63000006 63000008\n",
+        ),
+        (
+            "evt_type_label 1 \"CUDA kernel\"\n",
+            "evt_type_label 2 \"CUDA kernel\" \"CUDA graph execution\"\n",
+        ),
+        (
+            "evt_type 3 63000001 63000006 63000007\n",
+            "evt_type 4 63000001 63000006 63000007 63000008\n",
+        ),
+        (
+            "evt_type_label 3 \"CUDA memory operation\" \"CUDA kernel\" \"NCCL kernel\"\n",
+            "evt_type_label 4 \"CUDA memory operation\" \"CUDA kernel\" \"NCCL kernel\" \"CUDA graph execution\"\n",
+        ),
+    ];
+    // Only the views whose first window is a per-process union (AddingSign) measure time.
+    if !text.contains("{task, AddingSign}") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = text.to_owned();
+    for (from, to) in FILTERS {
+        out = out.replace(from, to);
+    }
+    Cow::Owned(out)
 }
 
 /// `nvtx_pushpop_<domain>.cfg`, the name reduced to characters safe in any file system; with

@@ -40,6 +40,10 @@ pub struct ConvertOptions {
     pub nvtx_range: Option<String>,
     /// What NCCL kernels count as: "communication" (default) or "useful".
     pub nccl_as: Option<String>,
+    /// Measured time with MPI: "mpi" (TALP's window, the default) or "trace".
+    pub elapsed: Option<String>,
+    /// Iterations: "auto" (default), "none", or the NVTX range name that marks them.
+    pub iterations: Option<String>,
     /// Keep only the time of this NVTX range in the trace (`NAME` or `NAME:N`).
     pub keep_nvtx_range: Option<String>,
     /// Keep only this time window in the trace (`START..END`, e.g. `1.5s..2s`).
@@ -181,6 +185,13 @@ fn options_of(options: JsValue, labels: &[&str]) -> Result<(Options, BundleOptio
         }
         if let Some(n) = &o.nccl_as {
             m.nccl_as = n.parse().map_err(Error::Usage)?;
+        }
+        if let Some(e) = nonempty(&o.elapsed) {
+            m.elapsed = e.parse().map_err(Error::Usage)?;
+        }
+        if let Some(i) = nonempty(&o.iterations) {
+            m.iterations =
+                crate::metrics::iterations::IterationSource::parse(i).map_err(Error::Usage)?;
         }
         Some(m)
     } else {

@@ -38,6 +38,24 @@ pub fn last_panic() -> Option<String> {
     LAST_PANIC.with(|p| p.borrow_mut().take())
 }
 
+/// Compares two runs given as their metrics reports (the `metrics` of two conversions, or a
+/// metrics.json the user added): `{a, b, model, factors, verdict: {main_factor, direction,
+/// summary}, scale, kernel_time, kernels}` (docs/METRICS.md, "Comparing two runs"). Throws
+/// `{kind, message, hint}` when a report is not one or the runs share no efficiency model.
+#[wasm_bindgen]
+pub fn compare(a_label: &str, a: JsValue, b_label: &str, b: JsValue) -> Result<JsValue, JsValue> {
+    let read = |label: &str, v: JsValue| -> Result<serde_json::Value, JsValue> {
+        serde_wasm_bindgen::from_value(v).map_err(|e| {
+            to_js(crate::Error::Usage(format!(
+                "{label}: not a metrics report ({e})"
+            )))
+        })
+    };
+    let (va, vb) = (read(a_label, a)?, read(b_label, b)?);
+    let c = crate::metrics::compare::compare(a_label, &va, b_label, &vb).map_err(to_js)?;
+    Ok(to_value(&c))
+}
+
 /// prvsight's version.
 #[wasm_bindgen]
 pub fn version() -> String {
