@@ -277,6 +277,7 @@ fn plan_with(exports: &[Export], opts: &Options, surveys: bool, range_names: boo
                     host,
                     cuda_id,
                     name: name.clone(),
+                    memory_bandwidth: d.device_bandwidth.get(&cuda_id).copied(),
                 });
                 objects.devices.len() - 1
             });

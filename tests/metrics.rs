@@ -61,6 +61,7 @@ impl Fixture {
                     host: 0,
                     cuda_id: d as u32,
                     name: None,
+                    memory_bandwidth: None,
                 })
                 .collect(),
             threads,

@@ -255,7 +255,7 @@ fn convert_streams_a_bundle_whose_trace_bytes_are_the_trace_file() {
     assert_eq!(Uint8Array::from(get(r, "row")).to_vec(), entries[2].data);
     // metrics.json is returned as text and parses with the documented top-level fields.
     let metrics = js_sys::JSON::parse(&string(r, "metrics")).unwrap();
-    assert_eq!(number(&metrics, "schema_version"), 1.0);
+    assert_eq!(number(&metrics, "schema_version"), 2.0);
     assert_eq!(
         string(&metrics, "gpus.0.label"),
         "GPU0 (NVIDIA GeForce RTX 4060 Ti)"
@@ -381,6 +381,56 @@ fn the_metrics_window_follows_the_nvtx_range_option() {
     let m = js_sys::JSON::parse(&string(&c.result, "metrics")).unwrap();
     assert_eq!(string(&m, "window.nvtx_range.name"), "aten::to");
     assert!(number(&m, "window.instances") > 0.0);
+}
+
+#[wasm_bindgen_test]
+fn two_conversions_compare_with_a_verdict_and_iterations_follow_their_option() {
+    let dir = format!("{REPO}/../shared/traces");
+    let (Some(before), Some(after)) = (
+        file(&format!("{dir}/mfu_2gpu_before.sqlite")),
+        file(&format!("{dir}/mfu_2gpu_after.sqlite")),
+    ) else {
+        log("SKIP: ../shared/traces/mfu_2gpu_*.sqlite are not present");
+        return;
+    };
+    let metrics_of = |name: &str, bytes: &[u8], opts: &str| {
+        let c = convert_with(&inputs(&[(name, bytes)]), options(opts), None).unwrap();
+        js_sys::JSON::parse(&string(&c.result, "metrics")).unwrap()
+    };
+    let a = metrics_of("before.sqlite", &before, "{}");
+    let b = metrics_of("after.sqlite", &after, "{}");
+    assert_eq!(string(&a, "iterations.detected_by"), "gpu");
+    let c = prvsight::wasm::compare("before", a.clone(), "after", b).unwrap();
+    assert_eq!(string(&c, "model"), "device");
+    let main = string(&c, "verdict.main_factor");
+    let logs: Vec<(String, f64)> = [
+        "load_balance",
+        "communication_efficiency",
+        "orchestration_efficiency",
+    ]
+    .iter()
+    .map(|k| {
+        (
+            k.to_string(),
+            number(&c, &format!("factors.{k}.log_change")).abs(),
+        )
+    })
+    .collect();
+    let largest = logs.iter().max_by(|x, y| x.1.total_cmp(&y.1)).unwrap();
+    assert_eq!(main, largest.0);
+    assert!(string(&c, "verdict.summary").starts_with("PE "));
+    let off = metrics_of("before.sqlite", &before, r#"{"iterations":"none"}"#);
+    assert_eq!(string(&off, "iterations.detected_by"), "none");
+    let e = prvsight::wasm::compare("nothing", JsValue::from_str("x"), "before", a).unwrap_err();
+    assert_eq!(err_kind_and_message(e).0, "usage");
+    let e = convert_with(
+        &inputs(&[("b.sqlite", &before)]),
+        options(r#"{"elapsed":"wall"}"#),
+        None,
+    )
+    .err()
+    .unwrap();
+    assert_eq!(err_kind_and_message(e).0, "usage");
 }
 
 #[wasm_bindgen_test]

@@ -202,8 +202,8 @@ function addMetricsFile(file) {
       showError(`${file.name}: not JSON`, 'Choose the metrics.json of a prvsight bundle.', 'usage');
       return;
     }
-    if (!m || m.schema_version !== 1 || !m.efficiency || !m.breakdown || !m.kernels) {
-      showError(`${file.name}: not a prvsight metrics report (schema version 1)`, 'Choose the metrics.json of a prvsight bundle.', 'usage');
+    if (!m || ![1, 2].includes(m.schema_version) || !m.efficiency || !m.breakdown || !m.kernels) {
+      showError(`${file.name}: not a prvsight metrics report (schema version 1 or 2)`, 'Choose the metrics.json of a prvsight bundle.', 'usage');
       return;
     }
     const label = file.name.replace(/\.json$/i, '');

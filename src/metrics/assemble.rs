@@ -161,6 +161,7 @@ pub(super) fn build(
         },
         series: st.pieces.series.report(),
         host,
+        transfers: st.transfers.rows(&trace.objects),
         iterations,
         ranks: rank_rows,
         gemm_activity: st.gemm_activity.rows(names),

@@ -26,8 +26,11 @@ pub enum Category {
     OtherCompute,
     /// Communication-library kernels (NCCL, RCCL, NVSHMEM).
     Nccl,
+    #[serde(rename = "memcpy_htod")]
     MemcpyHtoD,
+    #[serde(rename = "memcpy_dtoh")]
     MemcpyDtoH,
+    #[serde(rename = "memcpy_dtod")]
     MemcpyDtoD,
     MemcpyPeer,
     /// Unified-memory migrations (copy kinds 11-13).

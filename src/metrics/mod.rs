@@ -41,6 +41,7 @@ pub mod series;
 pub mod sink;
 pub mod sweep;
 pub mod text;
+pub mod transfers;
 pub mod window;
 
 use std::str::FromStr;

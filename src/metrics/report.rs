@@ -49,6 +49,8 @@ pub struct MetricsReport {
     pub series: SeriesReport,
     /// Host-side POP model of MPI ranks; null when no process calls MPI.
     pub host: Option<HostPop>,
+    /// Memory transfers per GPU and direction: count, bytes, achieved bandwidth.
+    pub transfers: Vec<super::transfers::TransferRow>,
     /// The run's iterations and the factors of each (none found: `detected_by` is "none").
     pub iterations: super::iterations::IterationsReport,
     /// Per rank (process with a GPU at work or MPI calls): the straggler table.

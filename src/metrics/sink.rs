@@ -20,6 +20,7 @@ use super::nvtx::NvtxRanges;
 use super::report::{MetricsReport, OpCounts};
 use super::series::Series;
 use super::sweep::{Piece, Sweep};
+use super::transfers::Transfers;
 use super::window::Selection;
 use super::{MetricsOptions, NcclAs, MAX_BINS};
 use crate::error::{Error, Result};
@@ -72,6 +73,7 @@ pub(super) struct State {
     pub max_end: Ns,
     pub gemm_activity: GemmActivity,
     pub iterations: Tracker,
+    pub transfers: Transfers,
 }
 
 /// See [`MetricsSink::held`].
@@ -195,8 +197,14 @@ impl State {
                     self.kernels.add(dev, k.name, k.short_name, cat, dur);
                     self.histograms.entry(k.name).or_default().add(dur);
                 }
-                GpuOpKind::Memcpy(_) => c.memcpy += 1,
-                GpuOpKind::Memset(_) => c.memset += 1,
+                GpuOpKind::Memcpy(m) => {
+                    c.memcpy += 1;
+                    self.transfers.add(dev, cat, m.bytes, end - op.start);
+                }
+                GpuOpKind::Memset(m) => {
+                    c.memset += 1;
+                    self.transfers.add(dev, cat, m.bytes, end - op.start);
+                }
                 GpuOpKind::Graph(_) => {}
             }
         }
@@ -324,6 +332,7 @@ impl Sink for MetricsSink {
             max_end: 0,
             gemm_activity: GemmActivity::new(&trace.objects),
             iterations: Tracker::new(self.opts.iterations.clone(), &trace.objects, &trace.domains),
+            transfers: Transfers::new(n),
         });
         self.report = None;
         Ok(())

@@ -309,6 +309,7 @@ fn device_sections(r: &MetricsReport, line: &mut dyn FnMut(String)) {
     }
     line(format!("  {:<28}{}", "Total", overlap_cells(&r.overlap)));
     line(String::new());
+    structure::transfers(r, line);
 
     line(format!(
         "Top kernels, all GPUs ({} of {} distinct names, by total time)",

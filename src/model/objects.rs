@@ -33,6 +33,9 @@ pub struct Device {
     pub cuda_id: u32,
     /// Marketing name when the export lists it (TARGET_INFO_GPU), else None.
     pub name: Option<String>,
+    /// Device memory bandwidth, bytes/s, when the export lists it (TARGET_INFO_GPU).
+    #[serde(default)]
+    pub memory_bandwidth: Option<u64>,
 }
 
 impl Device {

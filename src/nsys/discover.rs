@@ -50,6 +50,8 @@ pub struct Discovery {
     pub host_threads: BTreeMap<i64, HostThreadInfo>,
     /// Stream → start of its first operation (this file's clock).
     pub streams: BTreeMap<StreamKey, i64>,
+    /// CUDA device ordinal → memory bandwidth, bytes/s (when TARGET_INFO_GPU tells).
+    pub device_bandwidth: BTreeMap<u32, u64>,
     /// CUDA device ordinal → GPU name (when TARGET_INFO_GPU tells).
     pub devices: BTreeMap<u32, Option<String>>,
     /// (globalPid key, domainId) → domain name.
@@ -693,6 +695,17 @@ fn read_names(
                 [id],
             )?;
             d.devices.insert(id, name);
+            if s.has_column("TARGET_INFO_GPU", "memoryBandwidth") {
+                let bw: Option<i64> = scalar(
+                    ex,
+                    "TARGET_INFO_GPU",
+                    &format!("SELECT memoryBandwidth FROM TARGET_INFO_GPU WHERE {key} = ?1 AND memoryBandwidth > 0 LIMIT 1"),
+                    [id],
+                )?;
+                if let Some(bw) = bw.and_then(|b| u64::try_from(b).ok()) {
+                    d.device_bandwidth.insert(id, bw);
+                }
+            }
         }
     }
     Ok(())

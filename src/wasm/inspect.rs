@@ -39,6 +39,8 @@ pub struct FileInfo {
     pub schema_version: Option<String>,
     /// Known only once discovery succeeded.
     pub hostname: Option<String>,
+    /// When the capture started (ns since the Unix epoch), where the export says.
+    pub session_start_utc_ns: Option<i64>,
     pub ranks: Vec<u32>,
     pub processes: Vec<ProcessInfo>,
     /// `GPU0 (NVIDIA H100)`.
@@ -69,6 +71,9 @@ pub struct InspectReport {
     pub problem: Option<JsError>,
     /// Every family the converter knows, for the options.
     pub all_families: Vec<Family>,
+    /// What the user should know before converting: an export given twice, an MPI rank claimed
+    /// by two inputs.
+    pub warnings: Vec<String>,
 }
 
 pub const MAX_NVTX_NAMES: usize = 200;
@@ -96,6 +101,7 @@ pub fn inspect(exports: &[Export], sizes: &[u64]) -> Result<(InspectReport, Opti
             nsys_version: ex.schema.product_version.clone(),
             schema_version: ex.schema.schema_version.clone(),
             hostname: None,
+            session_start_utc_ns: None,
             ranks: Vec::new(),
             processes: Vec::new(),
             gpus: Vec::new(),
@@ -109,6 +115,7 @@ pub fn inspect(exports: &[Export], sizes: &[u64]) -> Result<(InspectReport, Opti
         if let Ok(plan) = plan {
             let d = &plan.discoveries[i];
             f.hostname = Some(d.hostname.clone());
+            f.session_start_utc_ns = d.session_start_utc_ns;
             f.ranks = d
                 .ranks
                 .values()
@@ -174,11 +181,13 @@ pub fn inspect(exports: &[Export], sizes: &[u64]) -> Result<(InspectReport, Opti
         }
         Err(e) => (None, Some(describe(e))),
     };
+    let warnings = plan.map(|p| p.warnings.clone()).unwrap_or_default();
     let report = InspectReport {
         files,
         trace,
         problem,
         all_families: Family::ALL.to_vec(),
+        warnings,
     };
     Ok((report, planned.ok()))
 }

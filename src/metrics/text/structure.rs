@@ -1,5 +1,5 @@
-//! The readable tables of the run's structure: the host (MPI) model, the iterations with their
-//! factors, and the per-rank straggler table.
+//! The readable tables of the run's structure: memory transfers, the host (MPI) model, the
+//! iterations with their factors, and the per-rank straggler table.
 
 use super::{clip, fmt_ns, frac};
 use crate::metrics::host::HostPop;
@@ -252,5 +252,42 @@ pub(super) fn ranks(r: &MetricsReport, line: &mut dyn FnMut(String)) {
                 .map_or("-".to_owned(), |n| format!("{n}×"))
         ));
     }
+    line(String::new());
+}
+
+/// `12.3 GB/s`.
+fn rate(bytes_per_s: f64) -> String {
+    format!("{:.1} GB/s", bytes_per_s / 1e9)
+}
+
+pub(super) fn transfers(r: &MetricsReport, line: &mut dyn FnMut(String)) {
+    if r.transfers.is_empty() {
+        return;
+    }
+    line(
+        "Memory transfers (operations starting inside T; bandwidth = bytes / time while they ran)"
+            .into(),
+    );
+    line(format!(
+        "  {:<28}{:<16}{:>9}{:>14}{:>13}{:>13}{:>15}",
+        "GPU", "direction", "count", "bytes", "time", "achieved", "device memory"
+    ));
+    for t in &r.transfers {
+        line(format!(
+            "  {:<28}{:<16}{:>9}{:>14}{:>13}{:>13}{:>15}",
+            clip(&r.gpus[t.gpu].label, 27),
+            t.direction.name(),
+            t.count,
+            t.bytes,
+            fmt_ns(t.time_ns as f64),
+            t.bandwidth_bytes_per_s.map_or("-".into(), rate),
+            t.device_bandwidth_bytes_per_s
+                .map_or("-".into(), |b| rate(b as f64)),
+        ));
+    }
+    line(
+        "  (host copies are bound by the host link, PCIe or NVLink-C2C, not by the device memory)"
+            .into(),
+    );
     line(String::new());
 }
