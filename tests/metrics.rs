@@ -633,6 +633,7 @@ fn json_has_the_documented_top_level_fields() {
         "nvtx",
         "series",
         "host",
+        "transfers",
         "iterations",
         "ranks",
         "gemm_activity",
