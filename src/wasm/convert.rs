@@ -191,7 +191,7 @@ fn options_of(options: JsValue, labels: &[&str]) -> Result<(Options, BundleOptio
         }
         if let Some(i) = nonempty(&o.iterations) {
             m.iterations =
-                crate::metrics::iterations::IterationSource::parse(i).map_err(Error::Usage)?;
+                crate::metrics::iterations::IterationSource::parse(&i).map_err(Error::Usage)?;
         }
         Some(m)
     } else {
