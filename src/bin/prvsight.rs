@@ -290,6 +290,10 @@ mod cli {
         /// name of the NVTX range that marks them.
         #[arg(long, default_value = "auto")]
         iterations: String,
+        /// Measure only inside this time window of the trace, e.g. 1.5s..2s (one iteration's
+        /// start_ns..end_ns from the iteration table, with `ns`).
+        #[arg(long, conflicts_with = "nvtx_range")]
+        window: Option<String>,
         /// Measure only inside the instances of NVTX range NAME, or NAME:N (N-th instance of each thread).
         #[arg(long)]
         nvtx_range: Option<String>,
@@ -318,6 +322,11 @@ mod cli {
             elapsed: a.elapsed.parse().map_err(Error::Usage)?,
             iterations: prvsight::metrics::iterations::IterationSource::parse(&a.iterations)
                 .map_err(Error::Usage)?,
+            time_window: match a.window.as_deref().map(prvsight::options::Chop::parse_window) {
+                Some(Ok(prvsight::options::Chop::Window { start, end })) => Some((start, end)),
+                Some(Err(e)) => return Err(Error::Usage(format!("--window: {e}"))),
+                _ => None,
+            },
             window: a
                 .nvtx_range
                 .as_deref()

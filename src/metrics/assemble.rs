@@ -108,6 +108,8 @@ pub(super) fn build(
         top,
     };
 
+    // The bounds are TALP's window unless a time window was asked for.
+    let mpi = sel.bounds.filter(|_| opts.time_window.is_none());
     let host = st.host.report(&trace.objects, t);
     let ranks = st.host.ranks();
     let iterations = super::iterations::build(&super::iterations::report::Inputs {
@@ -144,10 +146,10 @@ pub(super) fn build(
             first_start_ns: sel.first_start,
             last_end_ns: sel.spec.as_ref().map(|_| sel.last_end),
             elapsed_ns: t,
-            mpi_start_ns: sel.bounds.map(|b| b.0),
-            mpi_end_ns: sel.bounds.map(|b| b.1),
+            mpi_start_ns: mpi.map(|b| b.0),
+            mpi_end_ns: mpi.map(|b| b.1),
         },
-        definitions: definitions(opts, sel.bounds),
+        definitions: definitions(opts, mpi),
         efficiency,
         gpus,
         load_balance,

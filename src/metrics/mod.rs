@@ -129,6 +129,10 @@ pub struct MetricsOptions {
     /// Where iterations come from (`--iterations`).
     #[serde(default)]
     pub iterations: iterations::IterationSource,
+    /// Measure inside this time window of the trace, [start, end) ns (the page's "keep only this
+    /// iteration"); it replaces TALP's MPI window.
+    #[serde(default)]
+    pub time_window: Option<(crate::model::Ns, crate::model::Ns)>,
     /// Restrict every measure to instances of an NVTX range; `None` = the whole trace.
     pub window: Option<WindowSpec>,
     /// Bins of the time series over [0, trace end].
@@ -143,6 +147,7 @@ impl Default for MetricsOptions {
             nccl_as: NcclAs::Communication,
             elapsed: Elapsed::Mpi,
             iterations: iterations::IterationSource::Auto,
+            time_window: None,
             window: None,
             bins: 200,
             top: 20,

@@ -301,6 +301,7 @@ pub fn definitions(opts: &MetricsOptions, mpi_window: Option<(Ns, Ns)>) -> Vec<D
         ),
     };
     let t = match &opts.window {
+        None if opts.time_window.is_some() => "the time window of the trace asked for (every interval is clipped to it)".to_owned(),
         None if mpi_window.is_some() => "from the latest end of MPI_Init to the earliest start of MPI_Finalize over the ranks (TALP's window; `--elapsed trace` measures the whole trace)".to_owned(),
         None => "the elapsed time of the trace, from its origin (earliest event of all inputs) to its end (latest event end)".to_owned(),
         Some(w) => format!(

@@ -310,10 +310,11 @@ impl Sink for MetricsSink {
                 nccl_as: self.opts.nccl_as,
                 sel: Selection::new(
                     self.opts.window.clone(),
-                    // An NVTX range asked for is the measured time itself.
-                    trace.mpi_window.filter(|_| {
+                    // A time window asked for replaces TALP's; an NVTX range asked for is the
+                    // measured time itself.
+                    self.opts.time_window.or(trace.mpi_window.filter(|_| {
                         self.opts.elapsed == super::Elapsed::Mpi && self.opts.window.is_none()
-                    }),
+                    })),
                 ),
                 gpus: vec![GpuAcc::default(); n],
                 all: vec![GpuTotals::default(); n],

@@ -67,6 +67,15 @@ pub fn render(r: &MetricsReport) -> String {
     line(format!("prvsight metrics ({})", r.generator));
     line(format!("  inputs: {}", r.inputs.join(", ")));
     match &r.window.nvtx_range {
+        None if r.options.time_window.is_some() => {
+            let (a, b) = r.options.time_window.unwrap_or_default();
+            line(format!(
+                "  measured time T = {}: the time window {} .. {} of the trace",
+                fmt_ns(r.window.elapsed_ns as f64),
+                fmt_ns(a as f64),
+                fmt_ns(b as f64)
+            ))
+        }
         None if r.window.mpi_start_ns.is_some() => line(format!(
             "  measured time T = {} from the end of MPI_Init ({}) to the start of MPI_Finalize ({}) (TALP's window; --elapsed trace for the whole trace)",
             fmt_ns(r.window.elapsed_ns as f64),

@@ -44,6 +44,9 @@ pub struct ConvertOptions {
     pub elapsed: Option<String>,
     /// Iterations: "auto" (default), "none", or the NVTX range name that marks them.
     pub iterations: Option<String>,
+    /// Measure the metrics inside this time window of the trace (`START..END`), as the page
+    /// does when it keeps one iteration.
+    pub metrics_window: Option<String>,
     /// Keep only the time of this NVTX range in the trace (`NAME` or `NAME:N`).
     pub keep_nvtx_range: Option<String>,
     /// Keep only this time window in the trace (`START..END`, e.g. `1.5s..2s`).
@@ -188,6 +191,13 @@ fn options_of(options: JsValue, labels: &[&str]) -> Result<(Options, BundleOptio
         }
         if let Some(e) = nonempty(&o.elapsed) {
             m.elapsed = e.parse().map_err(Error::Usage)?;
+        }
+        if let Some(w) = nonempty(&o.metrics_window) {
+            if let crate::options::Chop::Window { start, end } =
+                crate::options::Chop::parse_window(&w).map_err(Error::Usage)?
+            {
+                m.time_window = Some((start, end));
+            }
         }
         if let Some(i) = nonempty(&o.iterations) {
             m.iterations =
