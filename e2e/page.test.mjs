@@ -64,7 +64,7 @@ describe('served page', () => {
     const { page, errors } = await openPage(context, `${server.origin}/`);
     await shot(page, 'page-start');
     await page.click('#sample');
-    await page.waitForSelector('#inspect:not([hidden])');
+    await page.waitForSelector('#inspect[data-state="done"]');
     const row = await page.textContent('#files tbody tr');
     assert.match(row, /testcuda_report1\.sqlite/);
     assert.match(row, /2026\.1\.1\.204/);
@@ -89,7 +89,7 @@ describe('served page', () => {
     const metrics = await download(page, '#files-out a[data-type="metrics"]', dir);
     assert.ok(sameBytes(metrics, join(folder, 'metrics.json')));
 
-    // Six overview charts, each an accessible SVG with drawn content and a data table.
+    // Seven overview charts, each an accessible SVG with drawn content and a data table.
     const charts = await page.$$eval('#chart-list figure', (figs) => figs.map((f) => ({
       id: f.dataset.chart,
       role: f.querySelector('svg').getAttribute('role'),
@@ -97,7 +97,7 @@ describe('served page', () => {
       shapes: f.querySelectorAll('svg g rect').length,
       rows: f.querySelectorAll('table.data tbody tr').length,
     })));
-    assert.deepEqual(charts.map((c) => c.id), ['efficiency', 'timeline', 'breakdown', 'kernels', 'overlap', 'histogram']);
+    assert.deepEqual(charts.map((c) => c.id), ['efficiency', 'timeline', 'breakdown', 'transfers', 'kernels', 'overlap', 'histogram']);
     for (const c of charts) {
       assert.equal(c.role, 'img', c.id);
       assert.ok(c.title.length > 5, c.id);
@@ -161,7 +161,7 @@ describe('served page', () => {
     });
     assert.equal(await page.getAttribute('html', 'data-warm'), null, 'picked before the warm-up ends');
     await page.click('#sample');
-    await page.waitForSelector('#inspect:not([hidden])');
+    await page.waitForSelector('#inspect[data-state="done"]');
     await convert(page);
     assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
     const nat = native(join(SAMPLE, '..'), ['testcuda_report1.sqlite'], 'testcuda_report1');
@@ -175,7 +175,7 @@ describe('served page', () => {
   test('with one worker (?workers=1) the bundle is the same', async () => {
     const { page, errors } = await openPage(context, `${server.origin}/?workers=1`);
     await page.click('#sample');
-    await page.waitForSelector('#inspect:not([hidden])');
+    await page.waitForSelector('#inspect[data-state="done"]');
     await convert(page);
     assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
     assert.equal(page.workers().length, 1, 'the converter gzips the trace itself');
@@ -199,14 +199,14 @@ describe('served page', () => {
     const dir = tmp('dl-kept');
     const nat = native(join(SAMPLE, '..'), sample, 'testcuda_report1');
     await page.click('#sample');
-    await page.waitForSelector('#inspect:not([hidden])');
+    await page.waitForSelector('#inspect[data-state="done"]');
     await convert(page);
     checkBundle(await download(page, '#bundle', dir), nat, 'testcuda_report1');
     await convert(page);
     checkBundle(await download(page, '#bundle', dir), nat, 'testcuda_report1');
     // Inspected again, then fewer families: the same files, a plan of its own.
     await page.click('#sample');
-    await page.waitForSelector('#inspect:not([hidden])');
+    await page.waitForSelector('#inspect[data-state="done"]');
     const boxes = page.locator('#families input[type=checkbox]');
     assert.ok((await boxes.count()) > 1);
     await boxes.first().uncheck();
@@ -229,7 +229,7 @@ describe('served page', () => {
     const dir = tmp('dl-mfu');
     for (const name of ['mfu_2gpu_before', 'mfu_2gpu_after']) {
       await page.setInputFiles('#file', join(traces, `${name}.sqlite`));
-      await page.waitForFunction((n) => document.querySelector('#files tbody')?.textContent.includes(n), `${name}.sqlite`);
+      await page.waitForSelector('#inspect[data-state="done"]');
       assert.match(await page.textContent('#trace-summary'), /2 GPU\(s\)/);
       // The NVTX names found are offered as metrics windows.
       assert.ok((await page.$$('#opt-nvtx option')).length > 5);
@@ -237,16 +237,14 @@ describe('served page', () => {
       assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
       const zip = await download(page, '#bundle', dir);
       checkBundle(zip, native(traces, [`${name}.sqlite`], name), name);
-      // Remove it, so the next one is its own run.
-      await page.click('#files tbody button');
     }
     const gpuRows = await page.$$eval('#fig-timeline table.data tbody tr', (r) => r.length);
     assert.equal(gpuRows, 2);
     await page.waitForSelector('#compare:not([hidden])');
     const compared = await page.$$eval('#compare-list figure', (f) => f.map((x) => x.dataset.chart));
-    assert.deepEqual(compared, ['compare-factors', 'compare-breakdown', 'compare-kernels']);
+    assert.deepEqual(compared, ['compare-factors', 'compare-kernels', 'compare-breakdown']);
     const factors = await page.textContent('#fig-compare-factors table.data');
-    assert.match(factors, /Parallel efficiency/);
+    assert.match(factors, /PE/);
     assert.match(factors, /pts/);
     await page.locator('#compare').scrollIntoViewIfNeeded();
     await shot(page, 'page-compare-mfu');
@@ -260,9 +258,9 @@ describe('served page', () => {
     const files = [0, 1, 2, 3].map((r) => `rank${r}.sqlite`);
     const { page, errors } = await openPage(context, `${server.origin}/`);
     await page.setInputFiles('#file', files.map((f) => join(dir, f)));
-    await page.waitForFunction(() => document.querySelectorAll('#files tbody tr').length === 4);
+    await page.waitForSelector('#inspect[data-state="done"]');
     const rows = await page.$$eval('#files tbody tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
-    assert.deepEqual(rows.map((r) => [r[0], r[4]]), files.map((f, i) => [f, String(i)]));
+    assert.deepEqual(rows.map((r) => [r[0], r[5]]), files.map((f, i) => [f, String(i)]));
     assert.equal(await page.isVisible('#align-options'), true);
     await shot(page, 'page-inspect-mpi4');
     await convert(page);
@@ -283,7 +281,7 @@ describe('served page', () => {
     for (const [name, bytes, kind, message] of cases) {
       writeFileSync(join(dir, name), bytes);
       await page.setInputFiles('#file', join(dir, name));
-      await page.waitForSelector('#error:not([hidden]), #inspect:not([hidden])');
+      await page.waitForSelector('#inspect[data-state="done"], #inspect[data-state="failed"]');
       if (await page.isHidden('#error')) {
         // Opened: the damage shows when converting.
         await convert(page);
@@ -299,7 +297,7 @@ describe('served page', () => {
   test('cancel stops a conversion and the next one works', async () => {
     const { page } = await openPage(context, `${server.origin}/`);
     await page.click('#sample');
-    await page.waitForSelector('#inspect:not([hidden])');
+    await page.waitForSelector('#inspect[data-state="done"]');
     // Click Convert and Cancel in the same task: the worker is stopped before it answers.
     await page.evaluate(() => {
       document.querySelector('#convert').click();
@@ -322,7 +320,7 @@ describe('served page', () => {
       await page.reload();
       await page.waitForSelector('html[data-ready="yes"]', { timeout: 30000 });
       await page.click('#sample');
-      await page.waitForSelector('#inspect:not([hidden])');
+      await page.waitForSelector('#inspect[data-state="done"]');
       await convert(page);
       assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
       assert.match(await page.textContent('#offline-status'), /offline/);
@@ -349,7 +347,7 @@ describe('served page', () => {
       await frame.locator('html[data-ready="yes"]').waitFor({ timeout: 30000 });
       assert.equal(await frame.locator('html').getAttribute('class'), 'embedded');
       await frame.locator('#sample').click();
-      await frame.locator('#inspect:not([hidden])').waitFor();
+      await frame.locator('#inspect[data-state="done"]').waitFor();
       // The frame grew to its content (no inner scroll bar).
       await page.waitForFunction(() => document.querySelector('prvsight-converter iframe').offsetHeight > 1000);
       await shot(page, 'embed-host-page');

@@ -25,7 +25,7 @@ test('the single file works from file:// with no network at all', async () => {
   const { page, errors } = await openPage(context, url);
   assert.match(await page.textContent('#offline-status'), /single file/);
   await page.click('#sample');
-  await page.waitForSelector('#inspect:not([hidden])');
+  await page.waitForSelector('#inspect[data-state="done"]');
   assert.match(await page.textContent('#files tbody'), /2026\.1\.1\.204/);
   await convert(page);
   assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
@@ -41,7 +41,7 @@ test('the single file works from file:// with no network at all', async () => {
   const prv = gunzipSync(readFileSync(join(x, 'testcuda_report1', 'testcuda_report1.prv.gz')));
   assert.ok(prv.equals(readFileSync(join(nat, 'testcuda_report1.prv'))));
 
-  assert.equal(await page.$$eval('#chart-list svg[role="img"]', (s) => s.length), 6);
+  assert.equal(await page.$$eval('#chart-list svg[role="img"]', (s) => s.length), 7);
   await shot(page, 'single-file-converted');
 
   // Only the file itself and in-page blob:/data: URLs: no http(s), no other file.

@@ -1,23 +1,39 @@
 // The page's controller: holds what the user chose, asks the converter (through bridge.js) and
 // hands results to the views. No wasm and no worker messages here.
+//
+// Selection rules (nothing joins silently): a pick in the main chooser, a drop or "Try with a
+// sample" replaces the chosen files and starts a new run; "Add files to this run" adds to it;
+// "Choose run B…" converts other files as a second run and compares. Every chosen file stays
+// listed, also after an error.
 
+import {
+  iterationCharts, iterationNote, iterationRows, rankCharts, rankNote, rankRows, runsTable, verdictCharts,
+} from './analysis.js';
 import { Converter, CoreError } from './bridge.js';
-import { compareCharts, overviewCharts } from './charts.js';
-import { $, fmtBytes, renderCharts, renderFiles, renderFamilies, renderNvtx, renderResults, showError, clearError, downloadUrl } from './ui.js';
+import { compareBreakdownChart, overviewCharts } from './charts.js';
+import {
+  $, clearError, downloadUrl, fmtBytes, fmtCapture, h, renderCharts, renderDefinitions, renderFamilies, renderFiles,
+  renderInputWarnings, renderNvtx, renderResults, renderTable, showError,
+} from './ui.js';
 
 const converter = new Converter();
 
 /** How often the conversion's progress is shown, at most (ms). */
 const PROGRESS_MS = 150;
 
-/** @type {{ inputs: {name: string, data: Blob}[], report: object|null, result: object|null,
- *           runs: {label: string, metrics: object}[], urls: string[] }} */
-const state = { inputs: [], report: null, result: null, runs: [], urls: [] };
+/**
+ * @typedef {{ label: string, metrics: object, result?: object }} Run
+ * @type {{ inputs: {name: string, data: Blob}[], report: object|null, failed: {name: string, message: string}|null,
+ *          result: object|null, runs: Run[], current: number, urls: string[] }}
+ */
+const state = { inputs: [], report: null, failed: null, result: null, runs: [], current: -1, urls: [] };
 
 function setBusy(busy) {
   $('#convert').disabled = busy;
   $('#sample').disabled = busy;
   $('#file').disabled = busy;
+  $('#add-files').disabled = busy;
+  $('#compare-input').disabled = busy;
   $('#progress').hidden = !busy;
 }
 
@@ -30,14 +46,67 @@ function fail(e, context) {
   }
 }
 
+/** Hides what belongs to an earlier selection's conversion (it stays a run to compare with). */
+function hideOutputs() {
+  for (const id of ['#results', '#charts', '#iterations', '#ranks']) $(id).hidden = true;
+}
+
+/** A name telling runs apart: the file (and how many more), the host, the capture time.
+ * `sources`: `{hostname, session_start_utc_ns}` per file, where known (inspection, summary). */
+function runLabel(inputs, sources) {
+  const files = inputs.length > 1 ? `${inputs[0].name} + ${inputs.length - 1} more` : inputs[0].name;
+  const info = sources || [];
+  const hosts = [...new Set(info.map((f) => f.hostname).filter(Boolean))];
+  const starts = info.map((f) => f.session_start_utc_ns).filter((x) => x !== null && x !== undefined);
+  const when = starts.length ? fmtCapture(Math.min(...starts)) : '';
+  const parts = [files, hosts.length > 2 ? `${hosts.length} hosts` : hosts.join(', '), when].filter(Boolean);
+  let label = parts.join(' · ');
+  const taken = new Set(state.runs.map((r) => r.label));
+  for (let k = 2; taken.has(label); k++) label = `${parts.join(' · ')} (${k})`;
+  return label;
+}
+
+/** Duplicates among the chosen files (the same file twice), found before reading them; and
+ * captures made far apart, which are two runs rather than the ranks of one. */
+function selectionWarnings(inputs, report) {
+  const seen = new Map();
+  const out = [];
+  for (const i of inputs) {
+    const f = i.data;
+    const key = `${i.name}|${f.size}|${f.lastModified ?? ''}`;
+    if (seen.has(key)) out.push(`${i.name} is chosen twice: it would count as two processes. Remove one.`);
+    seen.set(key, true);
+  }
+  const starts = report ? report.files.map((f) => f.session_start_utc_ns).filter((x) => x !== null && x !== undefined) : [];
+  if (starts.length > 1 && report.trace) {
+    const spread = Math.max(...starts) - Math.min(...starts);
+    // Ranks of one run start within seconds of each other; captures far apart share no time.
+    if (spread > 10e9 && spread > 0.1 * report.trace.duration_ns) {
+      out.push(`These captures started ${(spread / 60e9).toFixed(1)} minutes apart: they look like separate runs, not the ranks of one. To compare two runs, convert one and choose the other under “Compare with another run”.`);
+    }
+  }
+  return out;
+}
+
+function showSelection() {
+  $('#inspect').hidden = !state.inputs.length;
+  $('#run-name').textContent = state.inputs.length ? `Run: ${runLabel(state.inputs, state.report && state.report.files)}` : '';
+  renderFiles(state.inputs, state.report, state.failed, (i) => {
+    state.inputs.splice(i, 1);
+    inspect();
+  });
+  renderInputWarnings([...selectionWarnings(state.inputs, state.report), ...((state.report && state.report.warnings) || [])]);
+  $('#options').hidden = !state.report;
+}
+
 async function inspect() {
   clearError();
-  $('#results').hidden = true;
-  $('#charts').hidden = true;
-  if (!state.inputs.length) {
-    $('#inspect').hidden = true;
-    return;
-  }
+  hideOutputs();
+  state.report = null;
+  state.failed = null;
+  showSelection();
+  if (!state.inputs.length) return;
+  $('#inspect').dataset.state = 'reading';
   // Discovery reads every table once: on multi-GB exports that takes a while.
   setBusy(true);
   $('#bar').removeAttribute('value');
@@ -48,32 +117,26 @@ async function inspect() {
   try {
     state.report = await converter.inspect(state.inputs);
   } catch (e) {
-    state.report = null;
-    $('#inspect').hidden = true;
     setBusy(false);
     fail(e, 'Reading the files failed');
-    // Keep only the files that were not the problem, so the user can add another one.
-    if (e instanceof CoreError && state.inputs.length > 1) {
-      state.inputs = state.inputs.filter((i) => !e.message.startsWith(`${i.name}:`));
-    } else {
-      state.inputs = [];
-    }
+    // The file the error names stays listed, marked, for the user to remove or replace.
+    const named = e instanceof CoreError ? state.inputs.find((i) => e.message.startsWith(`${i.name}:`)) : null;
+    state.failed = { name: named ? named.name : state.inputs[0].name, message: e.message };
+    showSelection();
+    $('#inspect').dataset.state = 'failed';
     return;
   }
   setBusy(false);
   const r = state.report;
-  renderFiles(r, state.inputs, (i) => {
-    state.inputs.splice(i, 1);
-    inspect();
-  });
+  showSelection();
   renderFamilies(r);
   renderNvtx(r);
-  $('#inspect').hidden = false;
   if (r.problem) showError(r.problem.message, r.problem.hint, r.problem.kind);
   $('#convert').disabled = !!r.problem;
   // From the files chosen to what they hold shown (the benchmark reads it, as it reads the
   // conversion's): the inspection is the conversion's discovery, which the conversion reuses.
   $('#inspect').dataset.seconds = ((performance.now() - started) / 1000).toFixed(3);
+  $('#inspect').dataset.state = 'done';
   readAhead();
 }
 
@@ -83,21 +146,34 @@ function readAhead() {
   if (state.report && !state.report.problem && state.inputs.length) converter.readAhead(state.inputs, options());
 }
 
-function addFiles(files) {
+/** Exports and metrics.json files of a pick, apart. */
+function split(files) {
   const list = [...files];
-  const json = list.filter((f) => /\.json$/i.test(f.name));
+  return {
+    json: list.filter((f) => /\.json$/i.test(f.name)),
+    exports: list.filter((f) => !/\.json$/i.test(f.name)).map((f) => ({ name: f.name, data: f })),
+  };
+}
+
+/** A new pick: it replaces the chosen files (a metrics.json becomes a run of its own). */
+function chooseFiles(files) {
+  const { json, exports } = split(files);
   for (const f of json) addMetricsFile(f);
-  const exports = list.filter((f) => !/\.json$/i.test(f.name));
   if (!exports.length) return;
-  // A file with the same name replaces the earlier one (re-exported report).
-  for (const f of exports) {
-    state.inputs = state.inputs.filter((i) => i.name !== f.name);
-    state.inputs.push({ name: f.name, data: f });
-  }
+  state.inputs = exports;
   inspect();
 }
 
-function options() {
+/** "Add files to this run": more ranks of the same run. */
+function addFiles(files) {
+  const { json, exports } = split(files);
+  for (const f of json) addMetricsFile(f);
+  if (!exports.length) return;
+  state.inputs = [...state.inputs, ...exports];
+  inspect();
+}
+
+function options(overrides = {}) {
   const present = [...document.querySelectorAll('#families input[type=checkbox]')];
   const chosen = present.filter((b) => b.checked).map((b) => b.value);
   const keep = $('#opt-keep').value;
@@ -111,6 +187,9 @@ function options() {
     metrics: $('#opt-metrics').checked,
     nvtx_range: $('#opt-nvtx').value || null,
     nccl_as: $('#opt-nccl').value,
+    elapsed: $('#opt-elapsed').value,
+    iterations: $('#opt-iterations').value,
+    ...overrides,
   };
 }
 
@@ -119,27 +198,21 @@ function revokeUrls() {
   state.urls = [];
 }
 
-async function convert(ev) {
-  ev.preventDefault();
-  clearError();
-  revokeUrls();
-  $('#results').hidden = true;
-  delete $('#results').dataset.seconds;
-  $('#charts').hidden = true;
+/** Runs a conversion with the progress shown; gives its result (or throws). */
+async function runConversion(inputs, opts, heading) {
   setBusy(true);
   const bar = $('#bar');
   const text = $('#progress-text');
-  $('#progress-h').textContent = '3. Converting';
+  $('#progress-h').textContent = heading;
   bar.removeAttribute('value');
   text.textContent = 'Starting…';
-  const started = performance.now();
   // The progress shown at most every PROGRESS_MS (and at each new phase): the workers report
   // every batch, and each text or bar change costs the page a style, layout and paint on the
   // cores the conversion runs on (a 10 MB conversion reports ~90 times in ~0.3 s).
   let shownAt = -Infinity;
   let shownPhase = null;
   try {
-    const result = await converter.convert(state.inputs, options(), (p) => {
+    return await converter.convert(inputs, opts, (p) => {
       const now = performance.now();
       if (p.phase === shownPhase && now - shownAt < PROGRESS_MS) return;
       shownAt = now;
@@ -153,14 +226,28 @@ async function convert(ev) {
         text.textContent = p.phase === 'sorting' ? 'Reading and sorting the tables…' : `${p.phase[0].toUpperCase()}${p.phase.slice(1)}…`;
       }
     });
+  } finally {
+    setBusy(false);
+  }
+}
+
+/** Converts the chosen files (as they are, or only a window of them: `overrides`, `label`). */
+async function convert(overrides = {}, label = null) {
+  clearError();
+  revokeUrls();
+  hideOutputs();
+  delete $('#results').dataset.seconds;
+  const started = performance.now();
+  try {
+    const result = await runConversion(state.inputs, options(overrides), '3. Converting');
     state.result = result;
     const secs = (performance.now() - started) / 1000;
     renderResults(result, secs, state.urls);
     if (result.metrics) {
-      const label = result.names.folder;
-      state.runs = state.runs.filter((r) => r.label !== label);
-      state.runs.push({ label, metrics: result.metrics });
-      showCharts(result.metrics);
+      const run = { label: label || runLabel(state.inputs, state.report && state.report.files), metrics: result.metrics, result, inputs: state.inputs };
+      state.runs.push(run);
+      state.current = state.runs.length - 1;
+      showAnalysis(run);
       updateCompare();
     } else {
       $('#charts').hidden = false;
@@ -173,24 +260,84 @@ async function convert(ev) {
     $('#results').dataset.seconds = ((performance.now() - started) / 1000).toFixed(3);
   } catch (e) {
     fail(e, 'The conversion failed');
-  } finally {
-    setBusy(false);
   }
+}
+
+/** Everything a run's metrics show: overview charts, iterations, ranks. */
+function showAnalysis(run) {
+  showCharts(run.metrics);
+  showIterations(run);
+  showRanks(run.metrics);
+}
+
+function measuredText(m) {
+  const w = m.window;
+  if (w.nvtx_range) return `the NVTX range “${w.nvtx_range.name}” (${w.instances} instance(s))`;
+  if (w.mpi_start_ns !== null && w.mpi_start_ns !== undefined) return 'TALP\'s window, from the end of MPI_Init to the start of MPI_Finalize';
+  return 'the whole trace';
 }
 
 function showCharts(metrics, kernel) {
   $('#charts').hidden = false;
+  renderDefinitions(metrics);
   const hist = $('#hist-kernel');
   if (kernel === undefined) {
-    hist.replaceChildren(...metrics.histograms.map((h) => new Option(`${h.short_name} (${h.count} launches)`, h.name)));
+    hist.replaceChildren(...metrics.histograms.map((x) => new Option(`${x.short_name} (${x.count} launches)`, x.name)));
     kernel = metrics.histograms.length ? metrics.histograms[0].name : null;
   }
-  $('#hist-pick').hidden = !metrics.histograms.length;
-  const gpus = metrics.gpus.filter((g) => g.has_activity).length;
-  $('#charts-note').textContent = gpus
-    ? `Measured over ${metrics.window.nvtx_range ? `the NVTX range “${metrics.window.nvtx_range.name}” (${metrics.window.instances} instance(s))` : 'the whole trace'}; definitions in metrics.json.`
-    : 'No GPU activity in this trace: the GPU charts are empty.';
-  renderCharts($('#chart-list'), overviewCharts(metrics, kernel), state.urls);
+  const charts = overviewCharts(metrics, kernel);
+  $('#hist-pick').hidden = !charts.some((c) => c.id === 'histogram');
+  $('#charts-note').textContent = charts.length
+    ? `Measured over ${measuredText(metrics)}. Each chart says what it shows and what to look at next; the terms are defined below.`
+    : `No GPU activity in this trace, so no GPU charts: see the ranks${metrics.iterations && metrics.iterations.items.length ? ' and the iterations' : ''} below.`;
+  renderCharts($('#chart-list'), charts, state.urls);
+}
+
+function showIterations(run) {
+  const m = run.metrics;
+  const section = $('#iterations');
+  section.hidden = false;
+  const items = (m.iterations && m.iterations.items) || [];
+  section.dataset.count = String(items.length);
+  $('#iterations-note').textContent = iterationNote(m);
+  renderCharts($('#iterations-charts'), iterationCharts(m), state.urls);
+  if (!items.length) {
+    $('#iterations-table').replaceChildren();
+    return;
+  }
+  const { head, rows } = iterationRows(m);
+  // Keeping one iteration converts that window of the chosen files again, with every event
+  // (not for a metrics.json added from an earlier bundle, nor for run B).
+  const canKeep = run.inputs && run.inputs === state.inputs;
+  renderTable($('#iterations-table'), canKeep ? [...head, 'Zoom'] : head, rows.map((r) => {
+    if (!canKeep) return r.cells;
+    const b = h('button', { type: 'button', class: 'small', 'data-iteration': String(r.item.index), text: 'Keep only this iteration' });
+    b.addEventListener('click', () => keepIteration(run, r.item));
+    return { cells: r.cells, extra: b };
+  }), 50, 'Iterations');
+}
+
+/** Converts the run's files again, keeping only one iteration's time, with every event. */
+function keepIteration(run, item) {
+  const window = `${item.start_ns}ns..${item.end_ns}ns`;
+  $('#opt-keep').value = '';
+  $('#opt-window').value = window;
+  // Its metrics measure that window too; its iterations would be the whole run's again.
+  convert({ keep_nvtx_range: null, keep_window: window, families: null, metrics_window: window, iterations: 'none' }, `${run.label} · iteration ${item.index}`);
+}
+
+function showRanks(m) {
+  const section = $('#ranks');
+  const ranks = m.ranks || [];
+  // One process without MPI has nobody to compare with.
+  const shown = ranks.length >= 2 || (m.host && ranks.length >= 1);
+  section.hidden = !shown;
+  section.dataset.count = String(shown ? ranks.length : 0);
+  if (!shown) return;
+  $('#ranks-note').textContent = rankNote(m);
+  renderCharts($('#ranks-charts'), rankCharts(m), state.urls);
+  const { head, rows } = rankRows(m);
+  renderTable($('#ranks-table'), head, rows, 32, 'Ranks');
 }
 
 function addMetricsFile(file) {
@@ -206,42 +353,79 @@ function addMetricsFile(file) {
       showError(`${file.name}: not a prvsight metrics report (schema version 1 or 2)`, 'Choose the metrics.json of a prvsight bundle.', 'usage');
       return;
     }
-    const label = file.name.replace(/\.json$/i, '');
-    state.runs = state.runs.filter((r) => r.label !== label);
+    let label = `${file.name.replace(/\.json$/i, '')} (metrics.json)`;
+    const taken = new Set(state.runs.map((r) => r.label));
+    for (let k = 2; taken.has(label); k++) label = `${file.name.replace(/\.json$/i, '')} (metrics.json ${k})`;
     state.runs.push({ label, metrics: m });
-    updateCompare();
+    updateCompare(state.runs.length - 1);
   });
 }
 
-function updateCompare() {
+/** "Choose run B…": converts those files (or reads that metrics.json) and compares. */
+async function chooseRunB(files) {
+  const { json, exports } = split(files);
+  for (const f of json) addMetricsFile(f);
+  if (!exports.length) return;
+  clearError();
+  try {
+    const result = await runConversion(exports, options({ metrics: true }), 'Converting run B');
+    const label = runLabel(exports, result.summary.trace.sources);
+    state.runs.push({ label, metrics: result.metrics, result, inputs: exports });
+    updateCompare(state.runs.length - 1);
+  } catch (e) {
+    fail(e, 'Converting run B failed');
+  }
+}
+
+/** The run selectors: with `b` (a run just added for comparison), A is the current run and B
+ * that one; else the last two runs, the latest as B. */
+function updateCompare(b) {
   const section = $('#compare');
   section.hidden = state.runs.length < 1;
-  const a = $('#run-a');
-  const b = $('#run-b');
-  const keepA = a.value;
-  const keepB = b.value;
+  $('#run-pickers').hidden = state.runs.length < 2;
+  const sa = $('#run-a');
+  const sb = $('#run-b');
   const opts = () => state.runs.map((r, i) => new Option(r.label, String(i)));
-  a.replaceChildren(...opts());
-  b.replaceChildren(...opts());
+  sa.replaceChildren(...opts());
+  sb.replaceChildren(...opts());
   const n = state.runs.length;
-  a.value = keepA && Number(keepA) < n ? keepA : String(Math.max(0, n - 2));
-  b.value = keepB && Number(keepB) < n && keepB !== a.value ? keepB : String(n - 1);
+  const useB = b !== undefined && state.current >= 0 && state.current !== b;
+  sa.value = String(useB ? state.current : Math.max(0, n - 2));
+  sb.value = String(useB ? b : n - 1);
   drawCompare();
 }
 
-function drawCompare() {
+async function drawCompare() {
   const list = $('#compare-list');
+  const verdict = $('#verdict');
+  const notes = $('#compare-notes');
   const ra = state.runs[Number($('#run-a').value)];
   const rb = state.runs[Number($('#run-b').value)];
+  verdict.hidden = true;
+  notes.replaceChildren();
   if (!ra || !rb || ra === rb) {
-    list.replaceChildren();
-    const p = document.createElement('p');
-    p.className = 'help';
-    p.textContent = 'Convert (or add) a second run to compare it with this one.';
-    list.append(p);
+    list.replaceChildren(h('p', { class: 'help', text: 'Choose run B above (its exports, or a metrics.json) to compare it with this one.' }));
     return;
   }
-  renderCharts(list, compareCharts(ra.metrics, rb.metrics, ra.label, rb.label), state.urls);
+  let c;
+  try {
+    c = await converter.compare({ label: ra.label, metrics: ra.metrics }, { label: rb.label, metrics: rb.metrics });
+  } catch (e) {
+    list.replaceChildren(h('p', { class: 'help', text: `These two runs cannot be compared: ${e.message}` }));
+    return;
+  }
+  verdict.hidden = false;
+  verdict.textContent = c.verdict.summary;
+  verdict.dataset.direction = c.verdict.direction;
+  verdict.dataset.mainFactor = c.verdict.main_factor || '';
+  notes.replaceChildren(...c.scale.map((x) => h('li', { text: x })));
+  const charts = verdictCharts(c);
+  if (c.model === 'device') charts.push(compareBreakdownChart(ra.metrics, rb.metrics, ra.label, rb.label));
+  renderCharts(list, charts, state.urls);
+  const t = runsTable(c);
+  const wrap = h('div', { class: 'runs-table' });
+  renderTable(wrap, t.head, t.rows, 20, 'The two runs');
+  list.prepend(wrap);
 }
 
 async function loadSample() {
@@ -259,7 +443,7 @@ function wireDropZone() {
   const drop = $('#drop');
   const input = $('#file');
   input.addEventListener('change', () => {
-    addFiles(input.files);
+    chooseFiles(input.files);
     input.value = '';
   });
   drop.addEventListener('keydown', (e) => {
@@ -282,7 +466,7 @@ function wireDropZone() {
   }
   drop.addEventListener('drop', (e) => {
     e.preventDefault();
-    if (e.dataTransfer && e.dataTransfer.files.length) addFiles(e.dataTransfer.files);
+    if (e.dataTransfer && e.dataTransfer.files.length) chooseFiles(e.dataTransfer.files);
   });
   // Files dropped beside the zone would make the browser open them and leave the page.
   window.addEventListener('dragover', (e) => e.preventDefault());
@@ -319,9 +503,20 @@ function reportHeightWhenEmbedded() {
 function main() {
   wireDropZone();
   $('#sample').addEventListener('click', loadSample);
-  $('#options').addEventListener('submit', convert);
+  $('#options').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    convert();
+  });
   $('#options').addEventListener('change', readAhead);
   $('#cancel').addEventListener('click', () => converter.cancel());
+  $('#add-files').addEventListener('change', (e) => {
+    addFiles(e.target.files);
+    e.target.value = '';
+  });
+  $('#clear-files').addEventListener('click', () => {
+    state.inputs = [];
+    inspect();
+  });
   const keepChanged = () => {
     $('#opt-keep-instance').disabled = !$('#opt-keep').value;
     $('#opt-window').disabled = !!$('#opt-keep').value;
@@ -332,12 +527,13 @@ function main() {
     $('#metrics-options').disabled = !$('#opt-metrics').checked;
   });
   $('#hist-kernel').addEventListener('change', () => {
-    if (state.result && state.result.metrics) showCharts(state.result.metrics, $('#hist-kernel').value);
+    const run = state.runs[state.current];
+    if (run) showCharts(run.metrics, $('#hist-kernel').value);
   });
   $('#run-a').addEventListener('change', drawCompare);
   $('#run-b').addEventListener('change', drawCompare);
-  $('#metrics-file').addEventListener('change', (e) => {
-    for (const f of e.target.files) addMetricsFile(f);
+  $('#compare-input').addEventListener('change', (e) => {
+    chooseRunB(e.target.files);
     e.target.value = '';
   });
   converter.version().then((v) => {

@@ -167,6 +167,13 @@ export class Converter {
     return report;
   }
 
+  /** Run B compared with run A (each `{label, metrics}`): `{a, b, model, factors, verdict:
+   * {main_factor, direction, summary}, scale, kernel_time, kernels}` (docs/METRICS.md). */
+  async compare(a, b) {
+    await this._ensure();
+    return this._main.call({ type: 'compare', a, b });
+  }
+
   /** Whether `inputs` are the very files of the last inspection (the same Blobs, in order). */
   _isInspected(inputs) {
     const last = this._inspected;

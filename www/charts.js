@@ -3,8 +3,11 @@
 // data as text, shown under the chart for screen readers and for copying numbers.
 
 import {
-  COLORS, GROUP_LABELS, chartRoot, clip, fmtDeltaPts, fmtFrac, fmtPct, fmtTime, legend, niceTicks, s,
+  COLORS, GROUP_LABELS, chartRoot, clip, fmtBytesSI, fmtFrac, fmtPct, fmtRate, fmtTime, legend, niceTicks, s, textWidth,
 } from './svg.js';
+
+/** Characters of a label that fit in `px` pixels at the charts' 15 px font. */
+const fit = (px) => Math.max(4, Math.floor(px / 9));
 
 const W = 960;
 const FACTORS = [
@@ -68,7 +71,11 @@ function timeAxis(g, x0, width, y, endNs, gridTop) {
     const x = x0 + (t / endNs) * width;
     if (gridTop !== undefined) g.append(s('line', { x1: x, x2: x, y1: gridTop, y2: y, stroke: COLORS.grid }));
     g.append(s('line', { x1: x, x2: x, y1: y, y2: y + 5, stroke: COLORS.axis }));
-    g.append(s('text', { x, y: y + 22, 'text-anchor': 'middle', fill: COLORS.text }, fmtTime(t)));
+    // The first and last labels stay inside the chart.
+    const label = fmtTime(t);
+    const half = textWidth(label) / 2;
+    const anchor = x + half > W - 4 ? 'end' : x - half < 4 ? 'start' : 'middle';
+    g.append(s('text', { x, y: y + 22, 'text-anchor': anchor, fill: COLORS.text }, label));
   }
 }
 
@@ -91,7 +98,7 @@ export function timelineChart(report) {
   gpus.forEach((gs, row) => {
     const y0 = top + row * (rowH + 12);
     const g = s('g', { 'aria-hidden': 'true' });
-    gpuLabel(g, report, gs.gpu, left - 10, y0 + rowH / 2, 16);
+    gpuLabel(g, report, gs.gpu, left - 10, y0 + rowH / 2, fit(left - 20));
     // Stacked columns: useful at the bottom, then communication, idle on top.
     for (let i = 0; i < edges.length - 1; i++) {
       const x = left + (edges[i] / end) * plotW;
@@ -117,6 +124,7 @@ export function timelineChart(report) {
   return {
     id: 'timeline',
     title,
+    note: 'Where in the run each GPU worked. Look for grey stretches (idle: the GPU waited for the host or for others) and orange ones (communication not hidden by computation).',
     svg,
     table: { head: ['GPU', 'Useful (mean of bins)', 'Communication', 'Idle'], rows },
   };
@@ -149,7 +157,7 @@ export function efficiencyChart(report) {
   const rows = [];
   gpus.forEach((gp, i) => {
     const y = gpuTop + i * rowH;
-    gpuLabel(g, report, gp.index, left - 12, y + 15, 30);
+    gpuLabel(g, report, gp.index, left - 12, y + 15, fit(left - 24));
     let x = left;
     for (const [k] of CLASSES) {
       const f = gp[`${k}_fraction`] || 0;
@@ -164,6 +172,7 @@ export function efficiencyChart(report) {
   return {
     id: 'efficiency',
     title,
+    note: 'PE = LB × CommE × OrchE: the lowest factor is where to look. Low LB: one GPU computes more than the others (the per-GPU bars); low CommE: communication not hidden by computation; low OrchE: every GPU idle at once.',
     svg,
     table: {
       head: ['GPU', 'Useful', 'Communication', 'Idle', 'Useful share'],
@@ -188,7 +197,7 @@ export function breakdownChart(report) {
   const desc = `All GPUs together: ${groups.map((x) => `${GROUP_LABELS[x.group] || x.group} ${fmtPct(x.percent)}`).join(', ')}.`;
   const svg = chartRoot(W, height, title, desc);
   const g = s('g', { 'aria-hidden': 'true' });
-  g.append(legend(groups.map((x) => ({ color: COLORS[x.group] || COLORS.idle, label: GROUP_LABELS[x.group] || x.group })), left, 28));
+  g.append(legend(groups.map((x) => ({ color: COLORS[x.group] || COLORS.idle, label: GROUP_LABELS[x.group] || x.group })), 20, 28));
   const bar = (y, label, grps, bold) => {
     g.append(s('text', { x: left - 12, y: y + 21, 'text-anchor': 'end', fill: COLORS.text, 'font-weight': bold ? 700 : 400 }, label));
     let x = left;
@@ -205,14 +214,20 @@ export function breakdownChart(report) {
     }
   };
   bar(top, 'All GPUs', groups, true);
-  gpus.forEach((gp, i) => bar(top + (i + 1) * rowH, clip(gpuLines(report, gp.index)[0], 18), gp.breakdown.groups, false));
+  gpus.forEach((gp, i) => bar(top + (i + 1) * rowH, clip(gpuLines(report, gp.index)[0], fit(left - 20)), gp.breakdown.groups, false));
   svg.append(g);
   const head = ['Scope', ...groups.map((x) => GROUP_LABELS[x.group] || x.group)];
   const rows = [
     ['All GPUs', ...groups.map((x) => fmtPct(x.percent))],
     ...gpus.map((gp) => [gpuName(report, gp.index), ...gp.breakdown.groups.map((x) => fmtPct(x.percent))]),
   ];
-  return { id: 'breakdown', title, svg, table: { head, rows } };
+  return {
+    id: 'breakdown',
+    title,
+    note: 'Each instant of a GPU goes to the most important thing running (GEMM first, idle last). NCCL and memory copies are the communication of the efficiency chart; a large idle share is lost orchestration.',
+    svg,
+    table: { head, rows },
+  };
 }
 
 /** The kernels with the most GPU time. */
@@ -233,7 +248,7 @@ export function topKernelsChart(report, limit = 15) {
   const shortNames = uniqueShortNames(top);
   top.forEach((k, i) => {
     const y = y0 + i * rowH;
-    g.append(s('text', { x: left - 10, y: y + 19, 'text-anchor': 'end', fill: COLORS.text }, [clip(shortNames[i], 38), s('title', {}, k.name)]));
+    g.append(s('text', { x: left - 10, y: y + 19, 'text-anchor': 'end', fill: COLORS.text }, [clip(shortNames[i], fit(left - 20)), s('title', {}, k.name)]));
     const w = (k.total_ns / max) * barW;
     g.append(s('rect', { x: left, y: y + 5, width: Math.max(1, w).toFixed(1), height: 20, fill: k.category === 'nccl' ? COLORS.nccl : COLORS.bar }));
     g.append(s('text', { x: left + w + 8, y: y + 20, fill: COLORS.text }, `${fmtTime(k.total_ns)} · ${fmtPct(k.percent_of_busy)} · ×${k.count}`));
@@ -243,6 +258,7 @@ export function topKernelsChart(report, limit = 15) {
   return {
     id: 'kernels',
     title,
+    note: 'The kernels worth optimising first. Check the histogram of a top kernel below: two modes mean two problem sizes or two code paths.',
     svg,
     table: {
       head: ['Kernel', 'Category', 'Launches', 'Total', 'Mean', '% of busy'],
@@ -277,11 +293,13 @@ export function overlapChart(report) {
     g.append(s('text', { x: x + colW * 0.3, y: top + plotH - h - 8, 'text-anchor': 'middle', fill: COLORS.text, 'font-weight': 700 }, fmtPct(b.percent)));
     g.append(s('text', { x: x + colW * 0.3, y: top + plotH + 24, 'text-anchor': 'middle', fill: COLORS.text }, `${b.useful_running} useful running`));
   });
-  g.append(s('text', { x: left, y: top + plotH + 54, fill: COLORS.text }, `Communication time: ${fmtTime(o.communication_ns)}; the first column is not overlapped.`));
+  const alone = o.buckets[0] ? o.buckets[0].ns : 0;
+  g.append(s('text', { x: left, y: top + plotH + 54, fill: COLORS.text }, `Not overlapped (first column): ${fmtTime(alone)} of ${fmtTime(o.communication_ns)} with communication running.`));
   svg.append(g);
   return {
     id: 'overlap',
     title,
+    note: 'All the time some communication ran (NCCL kernels, memory copies), overlapped or not: only the first column costs time, and it is the communication of the efficiency chart. Move communication under computation to shift time to the right.',
     svg,
     table: { head: ['Useful kernels running', 'Time', 'Share of communication time'], rows: o.buckets.map((b) => [b.useful_running, fmtTime(b.ns), fmtPct(b.percent)]) },
   };
@@ -320,7 +338,7 @@ export function histogramChart(report, name) {
   const desc = `${h.count} launches of ${h.name}, from ${fmtTime(bins[0].lo_ns)} to ${fmtTime(hiOf(bins[bins.length - 1]))}; ${h.modes_ns.length > 1 ? `${h.modes_ns.length} modes, at ${h.modes_ns.map(fmtTime).join(' and ')}` : 'one mode'}.`;
   const svg = chartRoot(W, height, title, desc);
   const g = s('g', { 'aria-hidden': 'true' });
-  for (const t of niceTicks(max, 4)) {
+  for (const t of niceTicks(max, 4, true)) {
     const y = top + plotH - (t / max) * plotH;
     g.append(s('line', { x1: left, x2: left + plotW, y1: y, y2: y, stroke: COLORS.grid }));
     g.append(s('text', { x: left - 10, y: y + 5, 'text-anchor': 'end', fill: COLORS.text }, String(Math.round(t))));
@@ -349,140 +367,117 @@ export function histogramChart(report, name) {
   return {
     id: 'histogram',
     title,
+    note: 'How long each launch of one kernel took. One narrow peak is a steady kernel; several peaks are several problem sizes; a long tail is launches slowed by something else.',
     svg,
     table: { head: ['From', 'To', 'Launches', 'Mode'], rows: bins.map((b) => [fmtTime(b.lo_ns), b.hi_ns === null ? '…' : fmtTime(b.hi_ns), String(b.count), modes.has(b.lo_ns) ? 'yes' : '']) },
   };
 }
 
-/** All overview charts of one report, in page order. */
+/** Memory transfers per direction: bytes moved and the bandwidth achieved, beside the device's. */
+export function transfersChart(report) {
+  const rows = report.transfers || [];
+  const left = 260;
+  const barW = W - left - 270;
+  const rowH = 34;
+  const top = 30;
+  const height = top + Math.max(1, rows.length) * rowH + 40;
+  const title = 'Memory transfers';
+  const label = (t) => `${clip(gpuLines(report, t.gpu)[0], 10)} ${DIRECTION_LABELS[t.direction] || t.direction}`;
+  const desc = rows.map((t) => `${label(t)}: ${t.count} operations, ${fmtBytesSI(t.bytes)} at ${fmtRate(t.bandwidth_bytes_per_s)}`).join('; ');
+  const svg = chartRoot(W, height, title, desc);
+  const g = s('g', { 'aria-hidden': 'true' });
+  const max = Math.max(1, ...rows.map((t) => t.bytes));
+  rows.forEach((t, i) => {
+    const y = top + i * rowH;
+    g.append(s('text', { x: left - 10, y: y + 19, 'text-anchor': 'end', fill: COLORS.text }, clip(label(t), fit(left - 20))));
+    const w = (t.bytes / max) * barW;
+    g.append(s('rect', { x: left, y: y + 5, width: Math.max(1, w).toFixed(1), height: 20, fill: COLORS.memory }));
+    g.append(s('text', { x: left + w + 8, y: y + 20, fill: COLORS.text, 'font-size': 13 }, `${fmtBytesSI(t.bytes)} · ${t.count}× · ${fmtRate(t.bandwidth_bytes_per_s)}`));
+  });
+  const bw = rows.find((t) => t.device_bandwidth_bytes_per_s);
+  g.append(s('text', { x: 20, y: height - 14, fill: COLORS.text, 'font-size': 13 }, bw
+    ? `Device memory bandwidth ${fmtRate(bw.device_bandwidth_bytes_per_s)}: the bound for device copies; host copies are bound by the host link (PCIe, NVLink-C2C).`
+    : 'The export does not list the device memory bandwidth.'));
+  svg.append(g);
+  return {
+    id: 'transfers',
+    title,
+    note: 'Bytes moved per direction and the bandwidth the copies achieved while they ran. Many small host copies at a low bandwidth are a classic cost: batch them, or keep the data on the GPU.',
+    svg,
+    table: {
+      head: ['GPU', 'Direction', 'Operations', 'Bytes', 'Time', 'Achieved bandwidth', 'Device memory bandwidth'],
+      rows: rows.map((t) => [gpuName(report, t.gpu), DIRECTION_LABELS[t.direction] || t.direction, String(t.count), fmtBytesSI(t.bytes), fmtTime(t.time_ns), fmtRate(t.bandwidth_bytes_per_s), fmtRate(t.device_bandwidth_bytes_per_s)]),
+    },
+  };
+}
+
+const DIRECTION_LABELS = {
+  memcpy_htod: 'host → device',
+  memcpy_dtoh: 'device → host',
+  memcpy_dtod: 'device → device',
+  memcpy_peer: 'peer (GPU → GPU)',
+  memcpy_unified: 'unified memory',
+  memcpy_other: 'other copies',
+  memset: 'memset',
+};
+
+/** All overview charts of one report, in page order; none without GPU activity (the page says
+ * so in one line rather than draw empty charts). */
 export function overviewCharts(report, histogramKernel) {
-  return [
+  if (!report.gpus.some((g) => g.has_activity)) return [];
+  const charts = [
     efficiencyChart(report),
     timelineChart(report),
     breakdownChart(report),
-    topKernelsChart(report),
-    overlapChart(report),
-    histogramChart(report, histogramKernel),
   ];
+  if ((report.transfers || []).length) charts.push(transfersChart(report));
+  if (report.kernels.top.length) charts.push(topKernelsChart(report));
+  if (report.overlap.communication_ns > 0) charts.push(overlapChart(report));
+  if (report.histograms.length) charts.push(histogramChart(report, histogramKernel));
+  return charts;
 }
 
-/** Two runs side by side: factors, breakdown and top-kernel deltas (B − A). */
-export function compareCharts(a, b, labelA, labelB) {
-  const out = [];
-  // Factors.
-  {
-    const left = 330;
-    const barW = (W - left - 120) / 1;
-    const rowH = 58;
-    const height = 50 + FACTORS.length * rowH + 20;
-    const title = 'Efficiency factors, side by side';
-    const desc = FACTORS.map(([k, l]) => `${l}: ${labelA} ${fmtFrac(a.efficiency[k])}, ${labelB} ${fmtFrac(b.efficiency[k])} (${fmtDeltaPts(a.efficiency[k], b.efficiency[k])})`).join('; ');
-    const svg = chartRoot(W, height, title, desc);
-    const g = s('g', { 'aria-hidden': 'true' });
-    g.append(legend([{ color: COLORS.a, label: `A: ${clip(labelA, 30)}` }, { color: COLORS.b, label: `B: ${clip(labelB, 30)}` }], left, 26));
-    FACTORS.forEach(([k, label], i) => {
-      const y = 44 + i * rowH;
-      g.append(s('text', { x: left - 12, y: y + 26, 'text-anchor': 'end', fill: COLORS.text }, label));
-      [[a, COLORS.a, 0], [b, COLORS.b, 24]].forEach(([r, color, dy]) => {
-        const v = r.efficiency[k];
-        g.append(s('rect', { x: left, y: y + dy + 2, width: barW, height: 20, fill: '#f0f0f0' }));
-        if (v !== null) g.append(s('rect', { x: left, y: y + dy + 2, width: (Math.min(1, v) * barW).toFixed(1), height: 20, fill: color }));
-        g.append(s('text', { x: left + barW + 8, y: y + dy + 18, fill: COLORS.text }, fmtFrac(v)));
-      });
-      g.append(s('text', { x: left - 12, y: y + 44, 'text-anchor': 'end', fill: COLORS.text, 'font-size': 13 }, fmtDeltaPts(a.efficiency[k], b.efficiency[k])));
-    });
-    svg.append(g);
-    out.push({
-      id: 'compare-factors',
-      title,
-      svg,
-      table: { head: ['Factor', 'A', 'B', 'B − A'], rows: FACTORS.map(([k, l]) => [l, fmtFrac(a.efficiency[k]), fmtFrac(b.efficiency[k]), fmtDeltaPts(a.efficiency[k], b.efficiency[k])]) },
-    });
-  }
-  // Breakdown.
-  {
-    const left = 170;
-    const barW = W - left - 30;
-    const height = 60 + 2 * 44 + 30;
-    const title = 'GPU time breakdown, side by side';
-    const ga = a.breakdown.groups;
-    const gb = b.breakdown.groups;
-    const desc = ga.map((x, i) => `${GROUP_LABELS[x.group] || x.group}: ${fmtPct(x.percent)} → ${fmtPct(gb[i] ? gb[i].percent : null)}`).join('; ');
-    const svg = chartRoot(W, height, title, desc);
-    const g = s('g', { 'aria-hidden': 'true' });
-    g.append(legend(ga.map((x) => ({ color: COLORS[x.group] || COLORS.idle, label: GROUP_LABELS[x.group] || x.group })), left, 28));
-    [[ga, `A: ${clip(labelA, 14)}`], [gb, `B: ${clip(labelB, 14)}`]].forEach(([grps, label], i) => {
-      const y = 50 + i * 44;
-      g.append(s('text', { x: left - 12, y: y + 22, 'text-anchor': 'end', fill: COLORS.text }, label));
-      let x = left;
-      for (const gr of grps) {
-        const w = ((gr.percent || 0) / 100) * barW;
-        if (w <= 0) continue;
-        g.append(s('rect', { x: x.toFixed(1), y: y + 4, width: w.toFixed(1), height: 28, fill: COLORS[gr.group] || COLORS.idle }));
-        if (w > 52) g.append(s('text', { x: x + w / 2, y: y + 23, 'text-anchor': 'middle', fill: gr.group === 'gemm' ? '#ffffff' : '#000000', 'font-size': 13 }, `${Math.round(gr.percent)}%`));
-        x += w;
-      }
-    });
-    svg.append(g);
-    const byGroup = (gs) => Object.fromEntries(gs.map((x) => [x.group, x]));
-    const ma = byGroup(ga);
-    const mb = byGroup(gb);
-    const keys = [...new Set([...ga.map((x) => x.group), ...gb.map((x) => x.group)])];
-    out.push({
-      id: 'compare-breakdown',
-      title,
-      svg,
-      table: {
-        head: ['Group', 'A', 'B', 'B − A'],
-        rows: keys.map((k) => {
-          const pa = ma[k] ? ma[k].percent : null;
-          const pb = mb[k] ? mb[k].percent : null;
-          return [GROUP_LABELS[k] || k, fmtPct(pa), fmtPct(pb), pa === null || pb === null ? 'n/a' : `${pb - pa >= 0 ? '+' : '−'}${Math.abs(pb - pa).toFixed(1)} pts`];
-        }),
-      },
-    });
-  }
-  // Top kernel deltas. Each report lists its top N kernels only: a kernel missing from one list
-  // has an unknown time there (below that list's cutoff), so only kernels in both get a bar.
-  {
-    const topN = Math.min(a.kernels.top.length, b.kernels.top.length);
-    const ka = new Map(a.kernels.top.map((k) => [k.name, k]));
-    const kb = new Map(b.kernels.top.map((k) => [k.name, k]));
-    const names = [...new Set([...ka.keys(), ...kb.keys()])];
-    const all = names.map((n) => ({ name: n, k: ka.get(n) || kb.get(n), ta: ka.has(n) ? ka.get(n).total_ns : null, tb: kb.has(n) ? kb.get(n).total_ns : null }));
-    const both = all.filter((r) => r.ta !== null && r.tb !== null).sort((x, y) => Math.abs(y.tb - y.ta) - Math.abs(x.tb - x.ta)).slice(0, 12);
-    const shortNames = uniqueShortNames(both.map((r) => r.k));
-    const left = 330;
-    const half = (W - left - 170) / 2;
-    const mid = left + half;
-    const rowH = 28;
-    const height = 50 + Math.max(1, both.length) * rowH + 20;
-    const title = 'Top kernels: change in total time (B − A)';
-    const desc = both.length
-      ? both.slice(0, 5).map((r, i) => `${shortNames[i]} ${r.tb - r.ta >= 0 ? '+' : '−'}${fmtTime(Math.abs(r.tb - r.ta))}`).join(', ')
-      : 'No kernel is in the top list of both runs.';
-    const svg = chartRoot(W, height, title, desc);
-    const g = s('g', { 'aria-hidden': 'true' });
-    const max = Math.max(1, ...both.map((r) => Math.abs(r.tb - r.ta)));
-    g.append(s('line', { x1: mid, x2: mid, y1: 30, y2: height - 10, stroke: COLORS.axis }));
-    g.append(s('text', { x: mid - 8, y: 24, 'text-anchor': 'end', fill: COLORS.text, 'font-size': 13 }, '← less time in B'));
-    g.append(s('text', { x: mid + 8, y: 24, fill: COLORS.text, 'font-size': 13 }, 'more time in B →'));
-    both.forEach((r, i) => {
-      const y = 36 + i * rowH;
-      const d = r.tb - r.ta;
-      const w = (Math.abs(d) / max) * half;
-      g.append(s('text', { x: left - 10, y: y + 17, 'text-anchor': 'end', fill: COLORS.text }, [clip(shortNames[i], 36), s('title', {}, r.name)]));
-      g.append(s('rect', { x: (d < 0 ? mid - w : mid).toFixed(1), y: y + 3, width: Math.max(1, w).toFixed(1), height: 18, fill: d < 0 ? COLORS.useful : COLORS.b }));
-      g.append(s('text', { x: mid + half + 14, y: y + 17, fill: COLORS.text }, `${d >= 0 ? '+' : '−'}${fmtTime(Math.abs(d))}`));
-    });
-    if (!both.length) g.append(s('text', { x: 20, y: 60, fill: COLORS.text }, 'No kernel is in the top list of both runs.'));
-    svg.append(g);
-    const notIn = `not in top ${topN}`;
-    const rows = [
-      ...both.map((r) => [r.name, fmtTime(r.ta), fmtTime(r.tb), `${r.tb - r.ta >= 0 ? '+' : '−'}${fmtTime(Math.abs(r.tb - r.ta))}`]),
-      ...all.filter((r) => r.ta === null || r.tb === null).map((r) => [r.name, r.ta === null ? notIn : fmtTime(r.ta), r.tb === null ? notIn : fmtTime(r.tb), r.ta === null ? 'entered the top list' : 'left the top list']),
-    ];
-    out.push({ id: 'compare-kernels', title, svg, table: { head: ['Kernel', 'A total', 'B total', 'B − A'], rows } });
-  }
-  return out;
+/** The two runs' GPU time breakdowns, one bar each. */
+export function compareBreakdownChart(a, b, labelA, labelB) {
+  const left = 170;
+  const barW = W - left - 30;
+  const height = 60 + 2 * 44 + 30;
+  const title = 'GPU time breakdown, side by side';
+  const ga = a.breakdown.groups;
+  const gb = b.breakdown.groups;
+  const desc = ga.map((x, i) => `${GROUP_LABELS[x.group] || x.group}: ${fmtPct(x.percent)} → ${fmtPct(gb[i] ? gb[i].percent : null)}`).join('; ');
+  const svg = chartRoot(W, height, title, desc);
+  const g = s('g', { 'aria-hidden': 'true' });
+  g.append(legend(ga.map((x) => ({ color: COLORS[x.group] || COLORS.idle, label: GROUP_LABELS[x.group] || x.group })), 20, 28));
+  [[ga, `A: ${clip(labelA, fit(left - 50))}`], [gb, `B: ${clip(labelB, fit(left - 50))}`]].forEach(([grps, label], i) => {
+    const y = 50 + i * 44;
+    g.append(s('text', { x: left - 12, y: y + 22, 'text-anchor': 'end', fill: COLORS.text }, label));
+    let x = left;
+    for (const gr of grps) {
+      const w = ((gr.percent || 0) / 100) * barW;
+      if (w <= 0) continue;
+      g.append(s('rect', { x: x.toFixed(1), y: y + 4, width: w.toFixed(1), height: 28, fill: COLORS[gr.group] || COLORS.idle }));
+      if (w > 52) g.append(s('text', { x: x + w / 2, y: y + 23, 'text-anchor': 'middle', fill: gr.group === 'gemm' ? '#ffffff' : '#000000', 'font-size': 13 }, `${Math.round(gr.percent)}%`));
+      x += w;
+    }
+  });
+  svg.append(g);
+  const byGroup = (gs) => Object.fromEntries(gs.map((x) => [x.group, x]));
+  const ma = byGroup(ga);
+  const mb = byGroup(gb);
+  const keys = [...new Set([...ga.map((x) => x.group), ...gb.map((x) => x.group)])];
+  return {
+    id: 'compare-breakdown',
+    title,
+    note: 'Shares of the GPUs\' time in each run: a share that grows in B (idle, communication) is where B lost time.',
+    svg,
+    table: {
+      head: ['Group', 'A', 'B', 'B − A'],
+      rows: keys.map((k) => {
+        const pa = ma[k] ? ma[k].percent : null;
+        const pb = mb[k] ? mb[k].percent : null;
+        return [GROUP_LABELS[k] || k, fmtPct(pa), fmtPct(pb), pa === null || pb === null ? 'n/a' : `${pb - pa >= 0 ? '+' : '−'}${Math.abs(pb - pa).toFixed(1)} pts`];
+      }),
+    },
+  };
 }

@@ -55,6 +55,8 @@ export const COLORS = {
   memory: '#CC79A7',
   a: '#0072B2',
   b: '#D55E00',
+  better: '#009E73',
+  worse: '#D55E00',
   bar: '#0072B2',
   axis: '#444444',
   grid: '#e2e2e2',
@@ -65,19 +67,38 @@ export const GROUP_LABELS = {
   gemm: 'GEMM',
   attention: 'Attention',
   other_compute: 'Other compute',
-  nccl: 'NCCL',
-  memory: 'Memory',
+  nccl: 'NCCL (comm.)',
+  memory: 'Memory copies (comm.)',
   idle: 'Idle',
 };
 
-/** `1.23 s`, `45.6 ms`, `789 µs`, `12 ns`. */
+/** Three significant figures without exponents: `1.23 s`, `45.6 ms`, `789 µs`, `1234 s`, `12 ns`. */
 export function fmtTime(ns) {
   if (ns === null || ns === undefined || Number.isNaN(ns)) return 'n/a';
   const a = Math.abs(ns);
-  if (a >= 1e9) return `${(ns / 1e9).toPrecision(3)} s`;
-  if (a >= 1e6) return `${(ns / 1e6).toPrecision(3)} ms`;
-  if (a >= 1e3) return `${(ns / 1e3).toPrecision(3)} µs`;
+  const three = (v) => {
+    const m = Math.abs(v);
+    return v.toFixed(m >= 100 ? 0 : m >= 10 ? 1 : 2);
+  };
+  if (a >= 1e9) return `${three(ns / 1e9)} s`;
+  if (a >= 1e6) return `${three(ns / 1e6)} ms`;
+  if (a >= 1e3) return `${three(ns / 1e3)} µs`;
   return `${Math.round(ns)} ns`;
+}
+
+/** Bytes as `12.3 GB`, `4.56 MB`, `789 kB`, `12 B` (decimal units, as bandwidths are). */
+export function fmtBytesSI(n) {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(2)} GB`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(2)} MB`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)} kB`;
+  return `${n} B`;
+}
+
+/** A bandwidth in bytes/s as `12.3 GB/s`. */
+export function fmtRate(bytesPerS) {
+  if (bytesPerS === null || bytesPerS === undefined) return 'n/a';
+  if (bytesPerS >= 1e9) return `${(bytesPerS / 1e9).toFixed(1)} GB/s`;
+  return `${(bytesPerS / 1e6).toFixed(1)} MB/s`;
 }
 
 /** A fraction (0..1) as `84.9 %`; null → `n/a`. */
@@ -101,15 +122,22 @@ export function clip(text, max) {
   return text.length <= max ? text : `${text.slice(0, Math.max(1, max - 1))}…`;
 }
 
-/** About 1, 2 or 5 × 10^k ticks over [0, end]. */
-export function niceTicks(end, count = 6) {
+/** About 1, 2 or 5 × 10^k ticks over [0, end]; `integers`: steps of at least 1 (counts). */
+export function niceTicks(end, count = 6, integers = false) {
   if (!(end > 0)) return [0];
   const raw = end / count;
   const p = 10 ** Math.floor(Math.log10(raw));
-  const step = [1, 2, 5, 10].map((m) => m * p).find((x) => x >= raw);
+  let step = [1, 2, 5, 10].map((m) => m * p).find((x) => x >= raw);
+  if (integers) step = Math.max(1, Math.round(step));
   const ticks = [];
-  for (let t = 0; t <= end * 1.0001; t += step) ticks.push(t);
+  for (let k = 0; k * step <= end * 1.0001; k++) ticks.push(k * step);
   return ticks;
+}
+
+/** Width of `text` at the charts' 15 px font, estimated (no layout is at hand when drawing):
+ * wide enough for every system font tried, so labels placed after it never touch. */
+export function textWidth(text, size = 15) {
+  return text.length * size * 0.6;
 }
 
 /** A legend row of coloured squares with labels, starting at (x, y). */
@@ -119,7 +147,7 @@ export function legend(items, x, y) {
   for (const { color, label } of items) {
     g.append(s('rect', { x: cx, y: y - 12, width: 14, height: 14, fill: color, stroke: '#666', 'stroke-width': 0.5 }));
     g.append(s('text', { x: cx + 20, y, fill: COLORS.text }, label));
-    cx += 34 + label.length * 8.5;
+    cx += 20 + textWidth(label) + 22;
   }
   return g;
 }

@@ -5,7 +5,7 @@ import { svgText, svgToPng } from './svg.js';
 
 export const $ = (sel) => document.querySelector(sel);
 
-function h(tag, props = {}, children = []) {
+export function h(tag, props = {}, children = []) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(props)) {
     if (k === 'text') e.textContent = v;
@@ -39,30 +39,94 @@ export function clearError() {
   $('#error').hidden = true;
 }
 
-/** The table of chosen files: what each holds, which rank/host it is. */
-export function renderFiles(report, inputs, onRemove) {
+/** `2026-05-28 20:26 UTC` from ns since the Unix epoch. */
+export function fmtCapture(ns) {
+  if (ns === null || ns === undefined) return '';
+  const d = new Date(Number(BigInt(ns) / 1000000n));
+  return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** Rows of the file table shown before "show all". */
+const FILE_ROWS = 12;
+
+/**
+ * The chosen files, always all of them (the ones that could not be read say why): each row a
+ * `[data-testid="input-file"]`. `report`: the inspection, when it succeeded; `failed`: the
+ * name of the file the inspection failed on, and the message.
+ */
+export function renderFiles(inputs, report, failed, onRemove, showAll) {
   const body = $('#files tbody');
-  body.replaceChildren(
-    ...report.files.map((f, i) => {
-      const ranks = f.ranks.length ? f.ranks.join(', ') : '—';
-      const remove = h('button', { type: 'button', class: 'small', 'aria-label': `Remove ${f.name}`, text: 'Remove' });
-      remove.addEventListener('click', () => onRemove(i));
-      return h('tr', {}, [
-        h('th', { scope: 'row', text: f.name }),
-        h('td', { text: fmtBytes(f.size || (inputs[i] && inputs[i].data.size) || 0) }),
+  const info = (i) => (report && report.files[i]) || null;
+  const rows = inputs.map((input, i) => {
+    const f = info(i);
+    const remove = h('button', { type: 'button', class: 'small', 'aria-label': `Remove ${input.name}`, text: 'Remove' });
+    remove.addEventListener('click', () => onRemove(i));
+    const bad = failed && failed.name === input.name;
+    const cells = f
+      ? [
+        h('td', { text: fmtBytes(f.size || input.data.size || 0) }),
         h('td', { text: f.nsys_version || 'unknown (before 2023)' }),
         h('td', { text: f.hostname || '—' }),
-        h('td', { text: ranks }),
+        h('td', { text: fmtCapture(f.session_start_utc_ns) || '—' }),
+        h('td', { text: f.ranks.length ? f.ranks.join(', ') : '—' }),
         h('td', { text: f.gpus.length ? f.gpus.join(', ') : 'none' }),
         h('td', { text: f.families.length ? f.families.join(', ') : 'none' }),
-        h('td', {}, remove),
-      ]);
-    }),
-  );
-  const t = report.trace;
+      ]
+      : [
+        h('td', { text: fmtBytes(input.data.size || 0) }),
+        h('td', { colspan: '6', class: bad ? 'bad' : 'help', text: bad ? `could not be read: ${failed.message}` : (failed ? 'not read (another file failed)' : 'reading…') }),
+      ];
+    return h('tr', { 'data-testid': 'input-file', class: bad ? 'bad' : '' }, [h('th', { scope: 'row', text: input.name }), ...cells, h('td', {}, remove)]);
+  });
+  const shown = showAll || rows.length <= FILE_ROWS ? rows : rows.slice(0, FILE_ROWS - 2);
+  body.replaceChildren(...shown);
+  const more = $('#files-more');
+  more.hidden = shown.length === rows.length;
+  if (!more.hidden) {
+    const all = h('button', { type: 'button', class: 'small', text: `Show all ${rows.length} files` });
+    all.addEventListener('click', () => renderFiles(inputs, report, failed, onRemove, true));
+    more.replaceChildren(h('span', { class: 'help', text: `${rows.length - shown.length} more files not shown.` }), all);
+  }
+  const t = report && report.trace;
   $('#trace-summary').textContent = t
-    ? `One trace: ${t.processes} process(es) on ${t.hosts} host(s), ${t.threads} thread(s) and GPU stream(s), ${t.gpus.length} GPU(s)${t.gpus.length ? ` (${t.gpus.join(', ')})` : ''}, ${fmtDuration(t.duration_ns)}, about ${t.record_estimate.toLocaleString()} records.`
+    ? `One trace: ${t.processes} process(es) on ${t.hosts} host(s), ${t.threads} thread(s) and GPU stream(s), ${t.gpus.length} GPU(s)${t.gpus.length ? ` (${t.gpus.length > 8 ? `${t.gpus.slice(0, 8).join(', ')}, …` : t.gpus.join(', ')})` : ''}, ${fmtDuration(t.duration_ns)}, about ${t.record_estimate.toLocaleString()} records.`
     : '';
+}
+
+/** Warnings about the chosen files (duplicates, ranks claimed twice). */
+export function renderInputWarnings(list) {
+  $('#input-warnings').replaceChildren(...list.map((w) => h('li', { text: w })));
+}
+
+/** The definitions of every term a report uses, one click away. */
+export function renderDefinitions(metrics) {
+  $('#definitions-list').replaceChildren(...metrics.definitions.flatMap((d) => [h('dt', { text: d.term }), h('dd', { text: d.meaning })]));
+}
+
+/** A data table with at most `limit` rows until "show all" (then every row). `rows`: arrays of
+ * cell texts, or `{cells, extra}` where `extra` is a node put in a last cell. */
+export function renderTable(container, head, rows, limit = 50, caption = '') {
+  const draw = (all) => {
+    const shown = all || rows.length <= limit ? rows : rows.slice(0, limit);
+    const table = h('table', { class: 'data' }, [
+      caption ? h('caption', { class: 'sr-only', text: caption }) : null,
+      h('thead', {}, h('tr', {}, head.map((x) => h('th', { scope: 'col', text: x })))),
+      h('tbody', {}, shown.map((r) => {
+        const cells = Array.isArray(r) ? r : r.cells;
+        const tds = cells.map((x) => h('td', { text: x }));
+        if (!Array.isArray(r) && r.extra) tds.push(h('td', {}, r.extra));
+        return h('tr', {}, tds);
+      })),
+    ]);
+    const parts = [h('div', { class: 'table-wrap' }, table)];
+    if (shown.length < rows.length) {
+      const all2 = h('button', { type: 'button', class: 'small', text: `Show all ${rows.length} rows` });
+      all2.addEventListener('click', () => draw(true));
+      parts.push(h('p', { class: 'actions' }, [h('span', { class: 'help', text: `${rows.length - shown.length} more rows.` }), all2]));
+    }
+    container.replaceChildren(...parts);
+  };
+  draw(false);
 }
 
 /** One checkbox per record family the files hold; the others are named, not offered. */
@@ -144,7 +208,23 @@ export function renderResults(result, secs, urls) {
   const s = result.summary;
   const counts = Object.entries(s.counts).map(([k, v]) => `${k} ${v.toLocaleString()}`).join(', ');
   $('#result-summary').textContent = `${s.records.toLocaleString()} records (${counts}) in ${secs.toFixed(2)} s.`;
-  $('#warnings').replaceChildren(...s.warnings.map((w) => h('li', { text: w })));
+  $('#warnings').replaceChildren(...groupWarnings(s.warnings).map((w) => h('li', { text: w })));
+}
+
+/** Warnings as `FILE: WHAT (n times)`, those saying the same of several files in one line. */
+function groupWarnings(list) {
+  const byWhat = new Map();
+  for (const w of list) {
+    const m = /^(.+?\.(?:sqlite3?|db)): (.*)$/.exec(w);
+    const [file, what] = m ? [m[1], m[2]] : [null, w];
+    if (!byWhat.has(what)) byWhat.set(what, []);
+    if (file) byWhat.get(what).push(file);
+  }
+  return [...byWhat.entries()].map(([what, files]) => {
+    if (files.length <= 1) return files.length ? `${files[0]}: ${what}` : what;
+    const names = files.length > 3 ? `${files.slice(0, 3).join(', ')} and ${files.length - 3} more` : files.join(', ');
+    return `In ${files.length} files (${names}): ${what}`;
+  });
 }
 
 /** Chart figures, each with its data table and SVG/PNG downloads. */
@@ -153,6 +233,7 @@ export function renderCharts(container, charts, urls) {
     ...charts.map((c) => {
       const fig = h('figure', { class: 'chart-figure', id: `fig-${c.id}`, 'data-chart': c.id });
       const caption = h('figcaption', {}, [h('span', { class: 'chart-title', text: c.title })]);
+      const note = c.note ? h('p', { class: 'chart-note', text: c.note }) : null;
       const svgLink = h('a', { class: 'button small', download: `${c.id}.svg`, text: 'SVG' });
       lazyDownload(svgLink, () => new Blob([svgText(c.svg)], { type: 'image/svg+xml' }), urls);
       svgLink.setAttribute('aria-label', `Download “${c.title}” as SVG`);
@@ -175,7 +256,7 @@ export function renderCharts(container, charts, urls) {
         h('tbody', {}, c.table.rows.map((r) => h('tr', {}, r.map((x) => h('td', { text: x }))))),
       ]);
       const details = h('details', {}, [h('summary', { text: 'Data table' }), h('div', { class: 'table-wrap' }, table)]);
-      fig.append(caption, scroller, details);
+      fig.append(caption, ...(note ? [note] : []), scroller, details);
       return fig;
     }),
   );

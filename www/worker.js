@@ -354,6 +354,11 @@ const handlers = {
     await ready;
     return wasm_bindgen.inspect(msg.inputs, msg.keep === true);
   },
+  /** Two runs' metrics reports compared (wasm `compare`): the verdict and what it rests on. */
+  async compare(msg) {
+    await ready;
+    return wasm_bindgen.compare(msg.a.label, msg.a.metrics, msg.b.label, msg.b.metrics);
+  },
   /** Opens the reading of the inspected files with `options` before the conversion asks
    * (wasm `read_ahead`); answers whether it did. */
   async readAhead(msg) {
