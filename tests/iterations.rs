@@ -485,3 +485,36 @@ fn the_cli_shows_the_tables_and_refuses_bad_options() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn a_time_window_is_the_measured_time_instead_of_the_mpi_window() {
+    let Some(dir) = shared_traces() else { return };
+    let files: Vec<PathBuf> = (0..4)
+        .map(|i| dir.join(format!("generated/mpi4/rank{i}.sqlite")))
+        .collect();
+    let whole = metrics(&files, IterationSource::Auto).unwrap();
+    let x = &whole.iterations.items[5];
+    let exports: Vec<Export> = files
+        .iter()
+        .map(|p| Export::open_path(p).unwrap())
+        .collect();
+    let o = MetricsOptions {
+        time_window: Some((x.start_ns, x.end_ns)),
+        iterations: IterationSource::Off,
+        ..MetricsOptions::default()
+    };
+    let r = prvsight::metrics::compute(&exports, &Options::default(), &o).unwrap();
+    assert_eq!(r.window.elapsed_ns, x.end_ns - x.start_ns);
+    assert_eq!((r.window.mpi_start_ns, r.window.mpi_end_ns), (None, None));
+    let h = r.host.as_ref().unwrap();
+    // Every rank's time in MPI plus outside it is the window.
+    assert!(h
+        .ranks
+        .iter()
+        .all(|k| k.mpi_ns + k.useful_ns == x.end_ns - x.start_ns));
+    assert!(h.ranks.iter().any(|k| k.mpi_ns > 0));
+    assert!(r
+        .definitions
+        .iter()
+        .any(|d| d.term == "T" && d.meaning.starts_with("the time window")));
+}

@@ -322,7 +322,11 @@ mod cli {
             elapsed: a.elapsed.parse().map_err(Error::Usage)?,
             iterations: prvsight::metrics::iterations::IterationSource::parse(&a.iterations)
                 .map_err(Error::Usage)?,
-            time_window: match a.window.as_deref().map(prvsight::options::Chop::parse_window) {
+            time_window: match a
+                .window
+                .as_deref()
+                .map(prvsight::options::Chop::parse_window)
+            {
                 Some(Ok(prvsight::options::Chop::Window { start, end })) => Some((start, end)),
                 Some(Err(e)) => return Err(Error::Usage(format!("--window: {e}"))),
                 _ => None,
