@@ -1,9 +1,10 @@
 //! prvsight: Nsight Systems SQLite exports → Paraver traces and GPU efficiency metrics.
 //!
 //! Flow, one direction: [`nsys`] reads exports → [`model`] is the time-ordered record stream →
-//! sinks ([`paraver`], metrics) → faces (the `prvsight` CLI, the wasm bindings).
+//! sinks ([`paraver`], [`chrome`], metrics) → faces (the `prvsight` CLI, the wasm bindings).
 
 pub mod bundle;
+pub mod chrome;
 pub mod civil;
 #[cfg(not(target_family = "wasm"))]
 pub mod drop_behind;

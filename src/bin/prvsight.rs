@@ -9,6 +9,9 @@ fn main() {
 }
 
 #[cfg(not(target_family = "wasm"))]
+#[path = "prvsight/check.rs"]
+mod check;
+#[cfg(not(target_family = "wasm"))]
 #[path = "prvsight/compare.rs"]
 mod compare;
 
@@ -42,17 +45,19 @@ mod cli {
 
     #[derive(Subcommand)]
     enum Command {
-        /// Convert one or more exports (one per rank/process) into one Paraver trace.
+        /// Convert one or more exports (one per rank/process) into one Paraver trace, or one
+        /// Chrome/Perfetto trace (-o NAME.json or NAME.json.gz).
         Convert {
             /// Exports written by `nsys export --type sqlite`.
             #[arg(required = true)]
             inputs: Vec<PathBuf>,
-            /// Output trace: NAME.prv or NAME.prv.gz (NAME.pcf and NAME.row are written beside it).
+            /// Output trace: NAME.prv or NAME.prv.gz (NAME.pcf and NAME.row are written beside it),
+            /// or NAME.json or NAME.json.gz (Chrome Trace Event Format: Perfetto, chrome://tracing).
             #[arg(short, long)]
             output: Option<PathBuf>,
             #[command(flatten)]
             select: Selection,
-            /// Deflate level of a .prv.gz output, 1 (fastest) to 9 (smallest) [default: 2].
+            /// Deflate level of a .prv.gz or .json.gz output, 1 (fastest) to 9 (smallest) [default: 2].
             #[arg(long, value_parser = clap::value_parser!(u32).range(1..=9))]
             gzip_level: Option<u32>,
             /// No progress bar and no summary.
@@ -229,7 +234,7 @@ mod cli {
                 allow_state_gaps,
                 cfgs,
                 against,
-            } => check(&trace, allow_state_gaps, &cfgs, &against),
+            } => crate::check::run(&trace, allow_state_gaps, &cfgs, &against),
             Command::Metrics(args) => metrics(&args),
             Command::Compare { a, b, json } => crate::compare::run(&a, &b, json),
             Command::Synth {
@@ -364,11 +369,7 @@ mod cli {
     }
 
     /// `out.prv.gz` → (`out.prv.gz`, `out.pcf`, `out.row`, gzip?).
-    fn output_paths(
-        output: Option<PathBuf>,
-        first_input: &Path,
-    ) -> Result<(PathBuf, PathBuf, PathBuf, bool)> {
-        let out = output.unwrap_or_else(|| first_input.with_extension("prv"));
+    fn output_paths(out: PathBuf) -> Result<(PathBuf, PathBuf, PathBuf, bool)> {
         let s = out.to_string_lossy().to_string();
         let (stem, gz) = if let Some(stem) = s.strip_suffix(".prv.gz") {
             (stem.to_owned(), true)
@@ -376,7 +377,7 @@ mod cli {
             (stem.to_owned(), false)
         } else {
             return Err(Error::Usage(format!(
-                "output '{s}' must end in .prv or .prv.gz"
+                "output '{s}' must end in .prv, .prv.gz, .json or .json.gz"
             )));
         };
         Ok((
@@ -486,24 +487,25 @@ mod cli {
         gzip_level: Option<u32>,
         quiet: bool,
     ) -> Result<()> {
-        let (prv_path, pcf_path, row_path, gz) = output_paths(output, &inputs[0])?;
-        if gzip_level.is_some() && !gz {
+        let out = output.unwrap_or_else(|| inputs[0].with_extension("prv"));
+        let name = out.to_string_lossy();
+        let json_gz = [(".json", false), (".json.gz", true)]
+            .into_iter()
+            .find(|(ext, _)| name.ends_with(ext));
+        if gzip_level.is_some() && !name.ends_with(".gz") {
             return Err(Error::Usage(
-                "--gzip-level applies to a .prv.gz output".into(),
+                "--gzip-level applies to a .prv.gz or .json.gz output".into(),
             ));
         }
         let gzip_level = gzip_level.unwrap_or(prvsight::paraver::TRACE_GZIP_LEVEL);
+        if let Some((_, gz)) = json_gz {
+            return convert_json(inputs, &out, opts, gz.then_some(gzip_level), quiet);
+        }
+        let (prv_path, pcf_path, row_path, gz) = output_paths(out)?;
         let exports = open_all(inputs)?;
         let started = Instant::now();
         let show = !quiet && std::io::stderr().is_terminal();
-        let mut last_draw = Instant::now();
-        let mut progress = |p: &Progress| {
-            if show && (last_draw.elapsed().as_millis() > 200 || p.phase != "converting") {
-                last_draw = Instant::now();
-                draw_progress(p);
-            }
-            true
-        };
+        let mut progress = progress_bar(show);
         let mut outputs = Outputs::default();
         let pcf = outputs.buffered(&pcf_path)?;
         let row = outputs.buffered(&row_path)?;
@@ -524,38 +526,105 @@ mod cli {
         };
         // Every file is flushed and closed here (the writers above are dropped).
         outputs.commit()?;
+        report(&summary, &prv_path, started, quiet, show);
+        Ok(())
+    }
+
+    /// `convert … -o OUT.json[.gz]`: the Chrome/Perfetto trace (src/chrome), written and
+    /// named as the .prv is; `gzip`: the level of a .json.gz.
+    fn convert_json(
+        inputs: &[PathBuf],
+        out: &Path,
+        opts: &Options,
+        gzip: Option<u32>,
+        quiet: bool,
+    ) -> Result<()> {
+        use prvsight::chrome::ChromeWriter;
+        let exports = open_all(inputs)?;
+        let started = Instant::now();
+        let show = !quiet && std::io::stderr().is_terminal();
+        let mut progress = progress_bar(show);
+        let mut outputs = Outputs::default();
+        let file = outputs.trace(out, opts)?;
+        let (summary, stats) = if let Some(level) = gzip {
+            let mut enc = GzipWriter::new(file, level, opts);
+            let done = {
+                let mut w = ChromeWriter::new(Box::new(&mut enc));
+                let s = pipeline::run(&exports, opts, &mut [&mut w], &mut progress)?;
+                (s, w.stats())
+            };
+            enc.finish()
+                .and_then(|mut file| file.flush())
+                .map_err(|e| Error::write(out.display(), e))?;
+            done
+        } else {
+            let mut w = ChromeWriter::new(Box::new(file));
+            let s = pipeline::run(&exports, opts, &mut [&mut w], &mut progress)?;
+            (s, w.stats())
+        };
+        outputs.commit()?;
+        report(&summary, out, started, quiet, show);
+        if !quiet {
+            let cats: Vec<String> = (stats.complete.iter())
+                .map(|(k, v)| format!("{k} {v}"))
+                .collect();
+            eprintln!(
+                "prvsight: JSON events: {}; {} arrows, {} marks, {} metric samples",
+                cats.join(", "),
+                stats.flows,
+                stats.instants,
+                stats.counters
+            );
+        }
+        Ok(())
+    }
+
+    /// The progress callback of a conversion: a bar on the terminal where `show`.
+    fn progress_bar(show: bool) -> impl FnMut(&Progress) -> bool {
+        let mut last_draw = Instant::now();
+        move |p: &Progress| {
+            if show && (last_draw.elapsed().as_millis() > 200 || p.phase != "converting") {
+                last_draw = Instant::now();
+                draw_progress(p);
+            }
+            true
+        }
+    }
+
+    /// What a finished conversion tells on stderr: warnings, then (unless `quiet`) a summary.
+    fn report(summary: &pipeline::Summary, path: &Path, started: Instant, quiet: bool, show: bool) {
         if show {
             eprint!("\r\x1b[2K");
         }
         for w in &summary.warnings {
             eprintln!("prvsight: warning: {w}");
         }
-        if !quiet {
-            let secs = started.elapsed().as_secs_f64();
-            eprintln!(
-                "prvsight: wrote {} ({} records, {} threads in {} processes, {:.3} s of trace) in {:.2} s",
-                prv_path.display(),
-                summary.records,
-                summary.trace.objects.threads.len(),
-                summary.trace.objects.processes.len(),
-                summary.trace.end_time as f64 / 1e9,
-                secs
-            );
-            let parts: Vec<String> = summary
-                .counts
-                .iter()
-                .map(|(k, v)| format!("{k} {v}"))
-                .collect();
-            eprintln!("prvsight: records: {}", parts.join(", "));
-            if !summary.sorted_by_sql.is_empty() {
-                // Not an error: the output is the same, only slower and (in the browser) larger.
-                eprintln!(
-                    "prvsight: sorted by SQLite (rows not in the order nsys writes them, or MPI wait calls too many beside the other calls): {}",
-                    summary.sorted_by_sql.join("; ")
-                );
-            }
+        if quiet {
+            return;
         }
-        Ok(())
+        let secs = started.elapsed().as_secs_f64();
+        eprintln!(
+            "prvsight: wrote {} ({} records, {} threads in {} processes, {:.3} s of trace) in {:.2} s",
+            path.display(),
+            summary.records,
+            summary.trace.objects.threads.len(),
+            summary.trace.objects.processes.len(),
+            summary.trace.end_time as f64 / 1e9,
+            secs
+        );
+        let parts: Vec<String> = summary
+            .counts
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        eprintln!("prvsight: records: {}", parts.join(", "));
+        if !summary.sorted_by_sql.is_empty() {
+            // Not an error: the output is the same, only slower and (in the browser) larger.
+            eprintln!(
+                "prvsight: sorted by SQLite (rows not in the order nsys writes them, or MPI wait calls too many beside the other calls): {}",
+                summary.sorted_by_sql.join("; ")
+            );
+        }
     }
 
     fn draw_progress(p: &Progress) {
@@ -659,94 +728,5 @@ mod cli {
             Err(e) => println!("trace: nothing to convert: {e}"),
         }
         Ok(())
-    }
-
-    fn check(
-        trace: &Path,
-        allow_state_gaps: bool,
-        cfgs: &[PathBuf],
-        against: &[PathBuf],
-    ) -> Result<()> {
-        use prvsight::paraver::cfg::{self, Severity, TraceFacts};
-        use prvsight::paraver::check::{check_files_with, CheckOptions};
-        let opts = CheckOptions {
-            require_full_state_coverage: !allow_state_gaps,
-            ..CheckOptions::default()
-        };
-        let report = check_files_with(trace, &opts)?;
-        println!("{report}");
-        let mut failed = report.problem_count();
-        let facts = TraceFacts::from_report(&report);
-        for path in cfgs {
-            let text = std::fs::read_to_string(path).map_err(|e| Error::Unreadable {
-                file: path.display().to_string(),
-                detail: e.to_string(),
-            })?;
-            let findings = cfg::assess_cfg(&cfg::parse(&text), &facts);
-            let errors = findings
-                .iter()
-                .filter(|f| f.severity == Severity::Error)
-                .count();
-            failed += errors as u64;
-            let verdict = match (errors, findings.len()) {
-                (0, 0) => "applies".to_owned(),
-                (0, n) => format!("applies, {n} warning(s)"),
-                (e, _) => format!("does not apply, {e} error(s)"),
-            };
-            println!("{}: {verdict}", path.display());
-            for f in &findings {
-                let tag = if f.severity == Severity::Error {
-                    "error"
-                } else {
-                    "warning"
-                };
-                println!("  - {tag}: {}", f.message);
-            }
-        }
-        if !against.is_empty() {
-            failed += check_against(trace, &report, against)?;
-        }
-        if failed == 0 {
-            Ok(())
-        } else {
-            Err(Error::BadData {
-                file: trace.display().to_string(),
-                why: format!("{failed} problem(s) found"),
-            })
-        }
-    }
-
-    /// Prints the GPU streams' busy time against the exports'; gives the number that differ.
-    fn check_against(
-        trace: &Path,
-        report: &prvsight::paraver::check::Report,
-        against: &[PathBuf],
-    ) -> Result<u64> {
-        let row_path = prvsight::paraver::check::companion_names(&trace.to_string_lossy())
-            .map(|(_, row, _)| PathBuf::from(row))
-            .unwrap_or_default();
-        let row = std::fs::read_to_string(&row_path).map_err(|e| Error::Unreadable {
-            file: row_path.display().to_string(),
-            detail: e.to_string(),
-        })?;
-        let exports = against
-            .iter()
-            .map(|p| Export::open_path(p))
-            .collect::<Result<Vec<_>>>()?;
-        let streams = prvsight::verify::against_exports(report, &row, &exports)?;
-        let differ: Vec<_> = streams.iter().filter(|s| !s.agrees()).collect();
-        println!(
-            "against {} export(s): {} GPU stream(s), {} with the export's kernel and memory-operation time",
-            exports.len(),
-            streams.len(),
-            streams.len() - differ.len()
-        );
-        for s in &differ {
-            println!(
-                "  - {}: kernels {} ns in the trace, {} ns in the export; memory operations {} ns, {} ns",
-                s.label, s.trace.kernel_ns, s.export.kernel_ns, s.trace.memory_ns, s.export.memory_ns
-            );
-        }
-        Ok(differ.len() as u64)
     }
 }

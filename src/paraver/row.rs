@@ -17,6 +17,18 @@ pub fn render(o: &ObjectModel) -> String {
     }
     let _ = writeln!(out, "\nLEVEL APPL SIZE 1\nprvsight trace");
     let _ = writeln!(out, "\nLEVEL TASK SIZE {}", o.processes.len());
+    for l in task_labels(o) {
+        let _ = writeln!(out, "{l}");
+    }
+    let _ = writeln!(out, "\nLEVEL THREAD SIZE {}", o.threads.len());
+    for l in thread_labels(o) {
+        let _ = writeln!(out, "{l}");
+    }
+    out
+}
+
+/// The name of every process (Paraver task), in order, as the .row writes it.
+pub fn task_labels(o: &ObjectModel) -> Vec<String> {
     let mut tasks = Vec::with_capacity(o.processes.len());
     for p in &o.processes {
         let name = if p.name.is_empty() {
@@ -30,15 +42,13 @@ pub fn render(o: &ObjectModel) -> String {
         };
         tasks.push(clean_label(&label));
     }
-    for l in distinct(tasks) {
-        let _ = writeln!(out, "{l}");
-    }
-    let _ = writeln!(out, "\nLEVEL THREAD SIZE {}", o.threads.len());
+    distinct(tasks)
+}
+
+/// The name of every thread (GPU streams included), in order, as the .row writes it.
+pub fn thread_labels(o: &ObjectModel) -> Vec<String> {
     let threads = (0..o.threads.len()).map(|i| clean_label(&o.thread_label(ThreadId(i as u32))));
-    for l in distinct(threads.collect()) {
-        let _ = writeln!(out, "{l}");
-    }
-    out
+    distinct(threads.collect())
 }
 
 /// Labels name objects, so each must be unique in its level. Two processes can share a pid (and
