@@ -211,3 +211,30 @@ fn chop_to_a_missing_range_is_a_clear_error() {
     assert!(Chop::parse_nvtx("step:0").is_err());
     assert!(parse_min_durations("kernel=5 lightyears").is_err());
 }
+
+#[test]
+fn a_window_leaves_out_messages_whose_receive_was_posted_before_it() {
+    let Some(dir) = common::shared_traces() else {
+        return;
+    };
+    let ranks: Vec<PathBuf> = (0..4)
+        .map(|i| dir.join(format!("generated/mpi4/rank{i}.sqlite")))
+        .collect();
+    // A window that starts between an MPI_Irecv's posting and its message's send.
+    let opts = Options {
+        chop: Some(Chop::Window {
+            start: 397_200_000,
+            end: 600_000_000,
+        }),
+        ..Options::default()
+    };
+    let out = convert(&ranks, &opts).unwrap();
+    valid(&out);
+    let end = header_end(&out.prv);
+    for line in out.prv.lines().filter(|l| l.starts_with("3:")) {
+        let f: Vec<u64> = line.split(':').map(|x| x.parse().unwrap()).collect();
+        for i in [5, 6, 11, 12] {
+            assert!(f[i] <= end, "{line}");
+        }
+    }
+}
