@@ -26,7 +26,7 @@ const PROGRESS_MS = 150;
  * @type {{ inputs: {name: string, data: Blob}[], report: object|null, failed: {name: string, message: string}|null,
  *          result: object|null, runs: Run[], current: number, urls: string[] }}
  */
-const state = { inputs: [], report: null, failed: null, result: null, runs: [], current: -1, urls: [] };
+const state = { inputs: [], report: null, failed: null, result: null, runs: [], current: -1, urls: [], onDisk: null };
 
 function setBusy(busy) {
   $('#convert').disabled = busy;
@@ -76,6 +76,10 @@ function selectionWarnings(inputs, report) {
     const key = `${i.name}|${f.size}|${f.lastModified ?? ''}`;
     if (seen.has(key)) out.push(`${i.name} is chosen twice: it would count as two processes. Remove one.`);
     seen.set(key, true);
+  }
+  const bytes = inputs.reduce((a, i) => a + (i.data.size || 0), 0);
+  if (state.onDisk === false && bytes > 512 * 2 ** 20) {
+    out.push(`This browser gives the page no private storage, so the outputs of these ${fmtBytes(bytes)} will be held in memory: a tab may run out of it. The prvsight command line converts any size.`);
   }
   const starts = report ? report.files.map((f) => f.session_start_utc_ns).filter((x) => x !== null && x !== undefined) : [];
   if (starts.length > 1 && report.trace) {
@@ -211,6 +215,7 @@ async function runConversion(inputs, opts, heading) {
   // cores the conversion runs on (a 10 MB conversion reports ~90 times in ~0.3 s).
   let shownAt = -Infinity;
   let shownPhase = null;
+  const started = performance.now();
   try {
     return await converter.convert(inputs, opts, (p) => {
       const now = performance.now();
@@ -218,9 +223,8 @@ async function runConversion(inputs, opts, heading) {
       shownAt = now;
       shownPhase = p.phase;
       if (p.phase === 'converting' && p.records_estimate > 0) {
-        const pct = Math.min(100, (100 * p.records_done) / p.records_estimate);
-        bar.value = pct;
-        text.textContent = `Converting: ${p.records_done.toLocaleString()} of about ${p.records_estimate.toLocaleString()} records (${pct.toFixed(0)} %)`;
+        text.textContent = progressText(p, now - started);
+        bar.value = Math.min(99, (100 * p.records_done) / Math.max(p.records_estimate, p.records_done));
       } else {
         bar.removeAttribute('value');
         text.textContent = p.phase === 'sorting' ? 'Reading and sorting the tables…' : `${p.phase[0].toUpperCase()}${p.phase.slice(1)}…`;
@@ -229,6 +233,33 @@ async function runConversion(inputs, opts, heading) {
   } finally {
     setBusy(false);
   }
+}
+
+/** `Converting: 1,234,567 of about 2,000,000 records, about 12 s left`: the estimate may be
+ * passed (it counts the tables' rows and the links they make, not the records cut away or
+ * added), so past it the count goes on with no percentage rather than past 100 %. */
+function progressText(p, elapsedMs) {
+  const done = p.records_done;
+  const estimate = p.records_estimate;
+  if (done >= estimate) return `Converting: ${done.toLocaleString()} records, more than the estimate of ${estimate.toLocaleString()}; finishing…`;
+  const pct = (100 * done) / estimate;
+  // The rate so far gives the time left, once there is enough of it to go on.
+  const left = done > 0 && elapsedMs > 1000 ? ((estimate - done) * elapsedMs) / done / 1000 : null;
+  const leftText = left === null ? '' : left < 1.5 ? ', about a second left' : `, about ${left < 90 ? `${Math.round(left)} s` : `${Math.round(left / 60)} min`} left`;
+  return `Converting: ${done.toLocaleString()} of about ${estimate.toLocaleString()} records (${pct.toFixed(0)} %)${leftText}`;
+}
+
+/** Where the outputs are kept, after a conversion: on disk (how much; removable) or in memory. */
+async function showStorage(result) {
+  const p = $('#storage');
+  if (!result.onDisk) {
+    p.textContent = 'The outputs are held in this page\'s memory (this browser gives pages no private storage here): download them before converting more.';
+    $('#remove-outputs').hidden = true;
+    return;
+  }
+  const used = await converter.storageUsed();
+  p.textContent = `The trace is kept on disk in this browser's private storage for this site (${fmtBytes(used || 0)} for this visit's outputs), not in memory; it is removed when you next open this page.`;
+  $('#remove-outputs').hidden = false;
 }
 
 /** Converts the chosen files (as they are, or only a window of them: `overrides`, `label`). */
@@ -243,6 +274,7 @@ async function convert(overrides = {}, label = null) {
     state.result = result;
     const secs = (performance.now() - started) / 1000;
     renderResults(result, secs, state.urls);
+    showStorage(result);
     if (result.metrics) {
       const run = { label: label || runLabel(state.inputs, state.report && state.report.files), metrics: result.metrics, result, inputs: state.inputs };
       state.runs.push(run);
@@ -548,6 +580,15 @@ function main() {
   converter.warmedUp().then(() => {
     document.documentElement.dataset.warm = 'yes';
   }, () => {});
+  converter.outputsOnDisk().then((d) => {
+    state.onDisk = d;
+  }, () => {});
+  $('#remove-outputs').addEventListener('click', async () => {
+    await converter.removeOutputs();
+    revokeUrls();
+    $('#results').hidden = true;
+    $('#storage').textContent = '';
+  });
   registerServiceWorker();
   reportHeightWhenEmbedded();
 }

@@ -61,7 +61,8 @@ function sampleForWarmUp() {
 /** One worker running the wasm core, and its requests (ids, replies, streamed messages). A
  * crash, or a terminate, fails every request still pending. */
 class CoreWorker {
-  /** `role`: what it will mostly do (worker.js `warmUp`): 'convert', 'read', 'write', 'gzip'. */
+  /** `role`: what it will mostly do (worker.js `warmUp`): 'convert', 'read', 'write', 'gzip';
+   * 'store' (the outputs' storage worker) starts no wasm core at all. */
   constructor(name, role) {
     this._nextId = 1;
     /** @type {Map<number, {resolve: Function, reject: Function, onMessage?: Function}>} */
@@ -78,6 +79,10 @@ class CoreWorker {
       });
     };
     const bytes = wasm();
+    if (role === 'store') {
+      this.ready = Promise.resolve(null);
+      return;
+    }
     /** Resolves to the core's version once its wasm is ready (requests then wait in the worker
      * for its warm-up). */
     this.ready = sampleForWarmUp().then((sample) => {
@@ -129,6 +134,121 @@ class CoreWorker {
   }
 }
 
+/** This visit's name among the outputs kept in the origin's private storage: its files are
+ * `<session>-…`, and a Web Lock of that name held while the page lives tells other tabs (and
+ * the next visit's clean-up) which files are still in use. */
+const SESSION = `s${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+const LOCK = 'prvsight-outputs-';
+
+/** The outputs folder in the origin's private storage, or null where the browser has none. */
+async function outputsDir() {
+  try {
+    const root = await globalThis.navigator.storage.getDirectory();
+    return await root.getDirectoryHandle('prvsight-outputs', { create: true });
+  } catch {
+    return null;
+  }
+}
+
+/** Removes the outputs of earlier visits (their tabs closed: no lock held), and holds this
+ * visit's lock until the page goes. Gives whether outputs can go to disk here. */
+async function prepareDisk() {
+  // Sync access handles exist in workers only: the storage worker's first open tells whether
+  // they work here (TraceOutput falls back to memory when not).
+  const dir = await outputsDir();
+  if (!dir) return false;
+  const locks = globalThis.navigator.locks;
+  let live = new Set([SESSION]);
+  if (locks) {
+    locks.request(`${LOCK}${SESSION}`, () => new Promise(() => {})).catch(() => {});
+    const held = await locks.query();
+    live = new Set([SESSION, ...held.held.map((l) => l.name).filter((n) => n.startsWith(LOCK)).map((n) => n.slice(LOCK.length))]);
+  }
+  for await (const [name] of dir.entries()) {
+    if (!live.has(name.split('-')[0])) await dir.removeEntry(name).catch(() => {});
+  }
+  return true;
+}
+
+let diskReady = null;
+let outputNo = 0;
+
+/** Where a conversion's trace goes as its pieces come: a file in the origin's private storage
+ * (written in order by the storage worker), so that a trace of gigabytes never sits in the
+ * page's memory; memory where the browser has no such storage. `first`: the number of the
+ * first piece (the split conversion numbers its pieces from -1; one worker's come in order). */
+class TraceOutput {
+  static async open(store, stem, first) {
+    const out = new TraceOutput(first);
+    if (!(await (diskReady ??= prepareDisk()))) return out;
+    out.name = `${SESSION}-${++outputNo}-${stem.replace(/[^\w.-]/g, '_')}`;
+    out.store = store;
+    try {
+      await store.call({ type: 'storeOpen', name: out.name });
+    } catch {
+      out.store = null;
+    }
+    return out;
+  }
+
+  constructor(first) {
+    this.store = null;
+    this.name = null;
+    this.next = first;
+    /** Pieces that came before their turn, by number. */
+    this.early = new Map();
+    /** In memory: the pieces as Blobs. */
+    this.parts = [];
+    this.written = Promise.resolve();
+  }
+
+  get onDisk() {
+    return this.store !== null;
+  }
+
+  /** Piece `seq` of the trace (undefined: the next one in order). */
+  add(seq, bytes) {
+    if (seq === undefined) {
+      this._write(bytes);
+      return;
+    }
+    this.early.set(seq, bytes);
+    while (this.early.has(this.next)) {
+      this._write(this.early.get(this.next));
+      this.early.delete(this.next);
+      this.next += 1;
+    }
+  }
+
+  _write(bytes) {
+    if (!bytes.length) return;
+    if (!this.store) {
+      this.parts.push(new Blob([bytes]));
+      return;
+    }
+    // Sent at once (the worker writes them in the order they come); the first failure, a full
+    // disk, is kept for finish().
+    const w = this.store.call({ type: 'storeWrite', name: this.name, bytes }, null, [bytes.buffer]);
+    this.written = this.written.then(() => w);
+  }
+
+  /** The whole trace: a disk-backed File, or a Blob in memory. */
+  async finish(type) {
+    if (this.early.size) throw new CoreError({ kind: 'internal', message: `the trace is missing piece ${this.next}`, hint: 'Convert again; if it persists, please report it.' });
+    if (!this.store) return new Blob(this.parts, { type });
+    await this.written;
+    await this.store.call({ type: 'storeClose', name: this.name });
+    const dir = await outputsDir();
+    return (await dir.getFileHandle(this.name)).getFile();
+  }
+
+  /** Drops what was written (a failed or cancelled conversion). */
+  abort() {
+    if (this.store) this.store.call({ type: 'storeRemove', name: this.name }).catch(() => {});
+    this.parts = [];
+  }
+}
+
 /** Whether a gzipped conversion is split over three workers (reader, writer, gzip; see
  * worker.js): where the browser reports a second core. `?workers=1` in the page's address
  * turns it off. */
@@ -146,6 +266,8 @@ export class Converter {
     this._writer = null;
     /** @type {CoreWorker | null} gzips the writer's trace */
     this._gzip = null;
+    /** @type {CoreWorker | null} writes outputs to the origin's private storage */
+    this._store = null;
     this._version = null;
     /** @type {Input[] | null} the inputs of the last inspection, which the main worker keeps
      * open with its plan for the next conversion (worker.js `keep`) */
@@ -207,40 +329,47 @@ export class Converter {
    */
   async convert(inputs, options, onProgress) {
     await this._ensure();
-    // The output as it comes, each chunk made a Blob on arrival (while the workers still
-    // convert: made at the end, the Blobs held the results back by ~10 ms at 10 MB). The
-    // .prv.gz's pieces of a split conversion come from several workers: they are kept by
-    // their place in it (worker.js, protocol); everything else in the order it came.
+    const inspected = this._takeInspected(inputs);
+    const split = options.gzip !== false && splitWorkers();
+    // The trace goes to disk as its pieces come (TraceOutput); the rest of the archive, small,
+    // stays in memory: the bundle is a Blob of [head, trace file, tail], which keeps the
+    // trace's bytes on disk once. The .prv.gz's pieces of a split conversion come from several
+    // workers: they are put in order by their number (worker.js, protocol); everything else in
+    // the order it came.
+    const stem = (options.stem || inputs[0]?.name || 'trace').replace(/\.[^.]*$/, '');
+    const trace = await TraceOutput.open(this._ensureStore(), `${stem}.prv${options.gzip === false ? '' : '.gz'}`, split ? -1 : undefined);
     const arrived = [];
-    const trace = new Map();
     const collect = (msg) => {
       if (msg.type === 'progress' && onProgress) onProgress(msg.progress);
       if (msg.type === 'chunk') {
-        const part = new Blob([msg.bytes]);
-        if (msg.seq === undefined) {
-          arrived.push({ tag: msg.tag, part });
+        if (msg.tag === 'trace') {
+          // One worker's archive holds the trace where its first piece came.
+          if (!split && !arrived.some((c) => c.tag === 'trace')) arrived.push({ tag: 'trace' });
+          trace.add(msg.seq, msg.bytes);
         } else {
-          if (!trace.has(msg.seq)) trace.set(msg.seq, []);
-          trace.get(msg.seq).push(part);
+          arrived.push({ tag: msg.tag, part: new Blob([msg.bytes]) });
         }
       }
     };
-    const inspected = this._takeInspected(inputs);
-    const split = options.gzip !== false && splitWorkers();
-    const value = split
-      ? await this._convertSplit(inputs, options, inspected, collect)
-      : await this._main.call({ type: 'convert', inputs, options, inspected }, collect);
+    let value;
+    let traceFile;
+    try {
+      value = split
+        ? await this._convertSplit(inputs, options, inspected, collect)
+        : await this._main.call({ type: 'convert', inputs, options, inspected }, collect);
+      traceFile = await trace.finish('application/octet-stream');
+    } catch (e) {
+      trace.abort();
+      throw e;
+    }
     const tagged = (tag) => arrived.filter((c) => c.tag === tag).map((c) => c.part);
-    // Split: the writer's archive head, the .prv.gz in order, the writer's archive tail. One
-    // worker: its chunks in the order they came. Blobs of blobs share storage: the bundle and
-    // the trace file hold the trace's bytes once.
-    const traceParts = split ? [...trace.keys()].sort((a, b) => a - b).flatMap((k) => trace.get(k)) : tagged('trace');
-    const archive = split ? [...tagged('zip'), ...traceParts, ...tagged('tail')] : arrived.map((c) => c.part);
+    const archive = split
+      ? [...tagged('zip'), traceFile, ...tagged('tail')]
+      : arrived.map((c) => (c.tag === 'trace' ? traceFile : c.part));
     const zip = new Blob(archive, { type: 'application/zip' });
-    const traceBlob = new Blob(traceParts, { type: 'application/octet-stream' });
     const text = 'text/plain';
     const files = [
-      { name: value.names.prv, blob: traceBlob, type: 'trace' },
+      { name: value.names.prv, blob: traceFile, type: 'trace' },
       { name: value.names.pcf, blob: new Blob([value.pcf], { type: text }), type: 'pcf' },
       { name: value.names.row, blob: new Blob([value.row], { type: text }), type: 'row' },
     ];
@@ -257,7 +386,33 @@ export class Converter {
       files,
       metrics,
       readme: value.readme,
+      onDisk: trace.onDisk,
     };
+  }
+
+  /** Bytes of this visit's outputs kept in the origin's private storage (null: none there). */
+  async storageUsed() {
+    const dir = await outputsDir();
+    if (!dir) return null;
+    let used = 0;
+    for await (const [name, handle] of dir.entries()) {
+      if (name.startsWith(`${SESSION}-`)) used += (await handle.getFile()).size;
+    }
+    return used;
+  }
+
+  /** Removes this visit's outputs from the origin's private storage (their links stop working). */
+  async removeOutputs() {
+    const dir = await outputsDir();
+    if (!dir) return;
+    for await (const [name] of dir.entries()) {
+      if (name.startsWith(`${SESSION}-`)) await this._ensureStore().call({ type: 'storeRemove', name });
+    }
+  }
+
+  /** Whether outputs go to disk here (the origin's private storage, with sync access handles). */
+  async outputsOnDisk() {
+    return (diskReady ??= prepareDisk());
   }
 
   /** The reader (main), writer and gzip workers joined by three channels; the writer's result. */
@@ -345,5 +500,10 @@ export class Converter {
   _ensureGzip() {
     if (!this._gzip?.alive) this._gzip = new CoreWorker('prvsight-gzip', 'gzip');
     return this._gzip;
+  }
+
+  _ensureStore() {
+    if (!this._store?.alive) this._store = new CoreWorker('prvsight-storage', 'store');
+    return this._store;
   }
 }

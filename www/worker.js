@@ -104,9 +104,10 @@ function inbox(port) {
   };
 }
 
-/** Sends a piece of the .prv.gz to the page: request `id`'s chunk number `seq` of the trace. */
+/** Sends a piece of the .prv.gz to the page: request `id`'s chunk number `seq` of the trace.
+ * Empty ones too: the page writes the pieces to disk in order, so every number comes. */
 function sendTrace(id, seq, bytes) {
-  if (bytes.length) self.postMessage({ id, type: 'chunk', tag: 'trace', seq, bytes }, [bytes.buffer]);
+  self.postMessage({ id, type: 'chunk', tag: 'trace', seq, bytes }, [bytes.buffer]);
 }
 
 /** This worker's share of the .prv.gz: deflates the segments the writer hands over on `port`,
@@ -146,6 +147,14 @@ class TraceDeflaters {
     this.id = id;
     this.level = level ?? undefined;
     this.segmentBytes = wasm_bindgen.segment_bytes();
+    // The .prv.gz's header depends on the level only: sent first, so that the page can write
+    // the trace to disk in order as its pieces come.
+    const join = new wasm_bindgen.TraceJoin(this.level);
+    try {
+      sendTrace(id, -1, join.header());
+    } finally {
+      join.free();
+    }
     this.open = { parts: [], bytes: 0 };
     /** Whole segments not handed out yet, and their plain bytes. */
     this.waiting = [];
@@ -229,7 +238,6 @@ class TraceDeflaters {
     for (const d of this.deflaters) d.port.postMessage(null);
     const join = new wasm_bindgen.TraceJoin(this.level);
     try {
-      sendTrace(this.id, -1, join.header());
       for (const s of this.sums) join.segment(s.plain_crc, s.plain_len, s.crc, s.len);
       const end = join.finish();
       sendTrace(this.id, this.segments, end.bytes);
@@ -323,7 +331,61 @@ function warmUpOnce(bytes, role) {
   }
 }
 
+/** Files this worker writes in the origin's private storage (OPFS), by name: a sync access
+ * handle and the bytes written so far. Only the page's storage worker has any (bridge.js). */
+const stores = new Map();
+
+/** The folder of prvsight's outputs in the origin's private storage. */
+async function outputsDir() {
+  const root = await navigator.storage.getDirectory();
+  return root.getDirectoryHandle('prvsight-outputs', { create: true });
+}
+
+function storeOf(name) {
+  const s = stores.get(name);
+  if (!s) throw asError(`no output file ${name} is open`);
+  return s;
+}
+
 const handlers = {
+  /** Creates (or empties) output file `name` and keeps it open for 'storeWrite'. */
+  async storeOpen(msg) {
+    const dir = await outputsDir();
+    const file = await dir.getFileHandle(msg.name, { create: true });
+    const access = await file.createSyncAccessHandle();
+    access.truncate(0);
+    stores.set(msg.name, { access, at: 0 });
+    return true;
+  },
+  /** Appends `bytes` to output file `name`; gives its size. */
+  storeWrite(msg) {
+    const s = storeOf(msg.name);
+    const n = s.access.write(msg.bytes, { at: s.at });
+    s.at += n;
+    if (n !== msg.bytes.length) {
+      throw { kind: 'write', message: `the browser's storage is full: ${msg.name} stopped at ${s.at} bytes`, hint: 'Free disk space, or use the prvsight command line for this run.' };
+    }
+    return s.at;
+  },
+  /** Closes output file `name` (it can then be read as a File); gives its size. */
+  storeClose(msg) {
+    const s = storeOf(msg.name);
+    s.access.flush();
+    s.access.close();
+    stores.delete(msg.name);
+    return s.at;
+  },
+  /** Closes output file `name` if open and removes it. */
+  async storeRemove(msg) {
+    const s = stores.get(msg.name);
+    if (s) {
+      s.access.close();
+      stores.delete(msg.name);
+    }
+    const dir = await outputsDir();
+    await dir.removeEntry(msg.name).catch(() => {});
+    return true;
+  },
   init(msg) {
     const started = wasm_bindgen({ module_or_path: msg.wasm || './pkg/prvsight_bg.wasm' }).then((exports) => {
       memory = exports.memory;

@@ -366,11 +366,14 @@ fn discover_with(
     }
     let mut next = || outcomes.next().expect("an outcome per scan");
 
+    // GPU operations launched by a traced CUDA call each make a link record too.
+    let mut gpu_rows = 0u64;
     for (f, groups) in gpu_families.iter().zip(gpu_groups) {
         next()?;
         let t = f.table();
         for ([gp, dev, c, st], lo, hi, n) in groups.finish() {
             d.record_estimate += n as u64;
+            gpu_rows += n as u64;
             let key = (
                 process_key(gp),
                 to_u32(ex, t, "deviceId", dev)?,
@@ -448,6 +451,9 @@ fn discover_with(
     read_names(ex, &mut d, nvtx_names)?;
     ranks::apply_environment(ex, &mut d)?;
     read_host_facts(ex, &mut d)?;
+    if d.families.contains(&Family::CudaApi) {
+        d.record_estimate += gpu_rows;
+    }
     Ok(Some((d, surveyed, keyed)))
 }
 
