@@ -76,7 +76,9 @@ describe('served page', () => {
     assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
     // Three workers: one reads the export, one writes the bundle, one gzips the trace (bridge.js,
     // worker.js).
-    assert.equal(page.workers().length, 3, 'a reader, a writer and a gzip worker');
+    // Beside them the storage worker, which writes the trace to the origin's private storage.
+    assert.equal(page.workers().length, 4, 'a reader, a writer, a gzip worker and the storage worker');
+    assert.match(await page.textContent('#storage'), /kept on disk in this browser's private storage/);
     assert.equal(await page.getAttribute('#bundle', 'download'), 'testcuda_report1.zip');
     const dir = tmp('dl-sample');
     const zip = await download(page, '#bundle', dir);
@@ -178,7 +180,7 @@ describe('served page', () => {
     await page.waitForSelector('#inspect[data-state="done"]');
     await convert(page);
     assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
-    assert.equal(page.workers().length, 1, 'the converter gzips the trace itself');
+    assert.equal(page.workers().length, 2, 'the converter gzips the trace itself (beside the storage worker)');
     const zip = await download(page, '#bundle', tmp('dl-one-worker'));
     const nat = native(join(SAMPLE, '..'), ['testcuda_report1.sqlite'], 'testcuda_report1');
     checkBundle(zip, nat, 'testcuda_report1');

@@ -220,3 +220,50 @@ describe('the workbench', () => {
     assert.deepEqual(errors, []);
   });
 });
+
+describe('outputs on disk', () => {
+  test('the trace is kept in the origin\'s private storage, removable, and gone on the next visit', async () => {
+    const ctx = await browser.newContext({ acceptDownloads: true });
+    const listing = (page) => page.evaluate(async () => {
+      const root = await navigator.storage.getDirectory();
+      const dir = await root.getDirectoryHandle('prvsight-outputs', { create: true });
+      const out = [];
+      for await (const [name, h] of dir.entries()) out.push([name, (await h.getFile()).size]);
+      return out;
+    });
+    const first = await openPage(ctx, `${server.origin}/`);
+    await first.page.click('#sample');
+    await first.page.waitForSelector('#inspect[data-state="done"]');
+    await convert(first.page);
+    const files = await listing(first.page);
+    assert.equal(files.length, 1, JSON.stringify(files));
+    assert.match(files[0][0], /testcuda_report1\.prv\.gz$/);
+    // The trace file handed out is that file: its size is the download's.
+    const size = await first.page.evaluate(() => globalThis.prvsight.state.result.files[0].blob.size);
+    assert.equal(files[0][1], size);
+    assert.match(await first.page.textContent('#storage'), /on disk .*\d+ KiB for this visit's outputs/);
+    // A second visit while the first is open leaves its files alone.
+    const second = await openPage(ctx, `${server.origin}/`);
+    await second.page.waitForTimeout(500);
+    assert.equal((await listing(second.page)).length, 1);
+    // Removed on request: the storage is empty, the results hidden.
+    await first.page.click('#remove-outputs');
+    await first.page.waitForFunction(() => document.querySelector('#results').hidden);
+    assert.deepEqual(await listing(second.page), []);
+    // Left behind by a closed visit: removed when the page next opens.
+    await first.page.click('#sample');
+    await first.page.waitForSelector('#inspect[data-state="done"]');
+    await convert(first.page);
+    assert.equal((await listing(second.page)).length, 1);
+    await first.page.close();
+    await second.page.close();
+    const third = await openPage(ctx, `${server.origin}/`);
+    await third.page.waitForFunction(async () => {
+      const root = await navigator.storage.getDirectory();
+      const dir = await root.getDirectoryHandle('prvsight-outputs', { create: true });
+      for await (const _ of dir.entries()) return false;
+      return true;
+    }, null, { timeout: 10000 });
+    await ctx.close();
+  });
+});

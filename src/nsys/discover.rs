@@ -366,7 +366,8 @@ fn discover_with(
     }
     let mut next = || outcomes.next().expect("an outcome per scan");
 
-    // GPU operations launched by a traced CUDA call each make a link record too.
+    // GPU operations launched by a traced CUDA call each make a link record too: at most as
+    // many as either (unified-memory migrations, for one, have no call).
     let mut gpu_rows = 0u64;
     for (f, groups) in gpu_families.iter().zip(gpu_groups) {
         next()?;
@@ -391,10 +392,15 @@ fn discover_with(
             d.widen(lo, hi);
         }
     }
-    for groups in host_groups {
+    let cuda_table = Family::CudaApi.table();
+    let mut cuda_calls = 0u64;
+    for (groups, &(table, _)) in host_groups.into_iter().zip(&host_tables) {
         next()?;
         for ([gt, ..], lo, hi, n) in groups.finish() {
             d.record_estimate += n as u64;
+            if table == cuda_table {
+                cuda_calls += n as u64;
+            }
             d.host_threads.entry(gt).or_default().busy_from(lo);
             d.widen(lo, hi);
         }
@@ -451,9 +457,7 @@ fn discover_with(
     read_names(ex, &mut d, nvtx_names)?;
     ranks::apply_environment(ex, &mut d)?;
     read_host_facts(ex, &mut d)?;
-    if d.families.contains(&Family::CudaApi) {
-        d.record_estimate += gpu_rows;
-    }
+    d.record_estimate += gpu_rows.min(cuda_calls);
     Ok(Some((d, surveyed, keyed)))
 }
 
