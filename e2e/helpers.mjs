@@ -50,12 +50,15 @@ export async function serve(dir) {
   return { origin: `http://127.0.0.1:${port}`, close: () => proc.kill() };
 }
 
+/** Chromium's flags for the tests and benchmarks. */
+export const LAUNCH_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+
 export async function launch() {
   return chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+    args: LAUNCH_ARGS,
   });
 }
 

@@ -153,6 +153,8 @@ async function outputsDir() {
 /** Removes the outputs of earlier visits (their tabs closed: no lock held), and holds this
  * visit's lock until the page goes. Gives whether outputs can go to disk here. */
 async function prepareDisk() {
+  // `?outputs=memory` in the page's address keeps them in memory (to measure the difference).
+  if (new URLSearchParams(globalThis.location?.search ?? '').get('outputs') === 'memory') return false;
   // Sync access handles exist in workers only: the storage worker's first open tells whether
   // they work here (TraceOutput falls back to memory when not).
   const dir = await outputsDir();

@@ -414,7 +414,9 @@ const handlers = {
   },
   async inspect(msg) {
     await ready;
-    return wasm_bindgen.inspect(msg.inputs, msg.keep === true);
+    const report = wasm_bindgen.inspect(msg.inputs, msg.keep === true);
+    reportMemory();
+    return report;
   },
   /** Two runs' metrics reports compared (wasm `compare`): the verdict and what it rests on. */
   async compare(msg) {
