@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   SAMPLE, cli, convert, launch, openPage, serve, shot, tmp, tracesOrSkip, requireBuilt, DIST, REPO,
@@ -264,6 +264,40 @@ describe('outputs on disk', () => {
       for await (const _ of dir.entries()) return false;
       return true;
     }, null, { timeout: 10000 });
+    await ctx.close();
+  });
+});
+
+describe('saving to a chosen file', () => {
+  test('the bundle goes to the file the user picked first, the same bytes as the download', async () => {
+    const ctx = await browser.newContext({ acceptDownloads: true });
+    // The browser's save dialog, answered with a file of the origin's private storage.
+    await ctx.addInitScript(() => {
+      globalThis.showSaveFilePicker = async ({ suggestedName }) => {
+        globalThis.pickedName = suggestedName;
+        const root = await navigator.storage.getDirectory();
+        return root.getFileHandle(`picked-${suggestedName}`, { create: true });
+      };
+    });
+    const { page, errors } = await openPage(ctx, `${server.origin}/`);
+    await page.click('#sample');
+    await page.waitForSelector('#inspect[data-state="done"]');
+    assert.equal(await page.isVisible('#save-to-label'), true);
+    await page.check('#opt-save-to');
+    await convert(page);
+    await page.waitForFunction(() => document.querySelector('#saved-to').textContent.startsWith('Saved to'));
+    assert.equal(await page.evaluate(() => globalThis.pickedName), 'testcuda_report1.zip');
+    const picked = await page.evaluate(async () => {
+      const root = await navigator.storage.getDirectory();
+      const f = await (await root.getFileHandle('picked-testcuda_report1.zip')).getFile();
+      return [...new Uint8Array(await f.arrayBuffer())];
+    });
+    const dir = tmp('picked');
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#bundle')]);
+    const path = join(dir, 'dl.zip');
+    await dl.saveAs(path);
+    assert.ok(Buffer.from(picked).equals(readFileSync(path)), 'the picked file differs from the download');
+    assert.deepEqual(errors, []);
     await ctx.close();
   });
 });

@@ -262,9 +262,42 @@ async function showStorage(result) {
   $('#remove-outputs').hidden = false;
 }
 
+/** Where the user chose to save the bundle (File System Access API), asked before converting
+ * while the click still counts as the user's; null: not asked, or the user closed the dialog
+ * (then `cancelled`). */
+async function pickDestination(inputs) {
+  if (!$('#opt-save-to').checked || !globalThis.showSaveFilePicker) return { handle: null, cancelled: false };
+  const stem = inputs[0].name.replace(/\.[^.]*$/, '');
+  try {
+    const handle = await globalThis.showSaveFilePicker({
+      suggestedName: `${stem}.zip`,
+      types: [{ description: 'Paraver bundle', accept: { 'application/zip': ['.zip'] } }],
+    });
+    return { handle, cancelled: false };
+  } catch (e) {
+    if (e && e.name === 'AbortError') return { handle: null, cancelled: true };
+    throw e;
+  }
+}
+
+/** Writes the bundle to the file the user chose, streaming it from where it is kept. */
+async function saveTo(handle, bundle) {
+  const out = await handle.createWritable();
+  await bundle.stream().pipeTo(out);
+  return handle.name;
+}
+
 /** Converts the chosen files (as they are, or only a window of them: `overrides`, `label`). */
 async function convert(overrides = {}, label = null) {
   clearError();
+  let destination;
+  try {
+    destination = await pickDestination(state.inputs);
+  } catch (e) {
+    fail(e, 'The file to save to could not be chosen');
+    return;
+  }
+  if (destination.cancelled) return;
   revokeUrls();
   hideOutputs();
   delete $('#results').dataset.seconds;
@@ -275,6 +308,12 @@ async function convert(overrides = {}, label = null) {
     const secs = (performance.now() - started) / 1000;
     renderResults(result, secs, state.urls);
     showStorage(result);
+    if (destination.handle) {
+      const name = await saveTo(destination.handle, result.bundle.blob);
+      $('#saved-to').textContent = `Saved to ${name}.`;
+    } else {
+      $('#saved-to').textContent = '';
+    }
     if (result.metrics) {
       const run = { label: label || runLabel(state.inputs, state.report && state.report.files), metrics: result.metrics, result, inputs: state.inputs };
       state.runs.push(run);
@@ -580,6 +619,7 @@ function main() {
   converter.warmedUp().then(() => {
     document.documentElement.dataset.warm = 'yes';
   }, () => {});
+  $('#save-to-label').hidden = !globalThis.showSaveFilePicker;
   converter.outputsOnDisk().then((d) => {
     state.onDisk = d;
   }, () => {});
