@@ -290,14 +290,17 @@ async function saveTo(handle, bundle) {
 /** Converts the chosen files (as they are, or only a window of them: `overrides`, `label`). */
 async function convert(overrides = {}, label = null) {
   clearError();
-  let destination;
-  try {
-    destination = await pickDestination(state.inputs);
-  } catch (e) {
-    fail(e, 'The file to save to could not be chosen');
-    return;
+  // Asked only when wanted: awaiting nothing would let a Cancel clicked at once find no conversion.
+  let destination = { handle: null, cancelled: false };
+  if ($('#opt-save-to').checked) {
+    try {
+      destination = await pickDestination(state.inputs);
+    } catch (e) {
+      fail(e, 'The file to save to could not be chosen');
+      return;
+    }
+    if (destination.cancelled) return;
   }
-  if (destination.cancelled) return;
   revokeUrls();
   hideOutputs();
   delete $('#results').dataset.seconds;
