@@ -26,6 +26,7 @@ use crate::paraver::gzip::GzipWriter;
 use crate::paraver::written::Written;
 use crate::paraver::ParaverWriter;
 use crate::pipeline::{self, Planned, ProgressFn, Summary};
+use crate::timeline::{Timeline, TimelineOptions, TimelineSink};
 use views::Views;
 use zip::{Method, ZipSink, ZipWriter};
 
@@ -49,6 +50,8 @@ pub struct BundleOptions {
     pub gzip: Option<u32>,
     /// Compute the efficiency metrics in the same pass and add metrics.json; `None` = no metrics.
     pub metrics: Option<MetricsOptions>,
+    /// Build the timeline's summary in the same pass (the page draws it); `None` = no timeline.
+    pub timeline: Option<TimelineOptions>,
 }
 
 /// File names inside the bundle and as individual downloads.
@@ -73,6 +76,8 @@ pub struct Bundled {
     pub metrics_json: Option<Vec<u8>>,
     /// The archive's cfgs/ folder, and the views left out of it.
     pub views: Views,
+    /// What the page's timeline draws (not in the archive).
+    pub timeline: Option<Timeline>,
 }
 
 impl BundleOptions {
@@ -191,6 +196,7 @@ struct Converted {
     /// What the trace holds, to pick its views.
     written: Written,
     metrics: Option<MetricsSink>,
+    timeline: Option<Timeline>,
 }
 
 fn io(e: std::io::Error) -> Error {
@@ -217,6 +223,7 @@ fn convert(
 pub struct BundleSinks<'w> {
     trace: ParaverWriter<'w>,
     metrics: Option<MetricsSink>,
+    timeline: Option<TimelineSink>,
     pcf: SharedBytes,
     row: SharedBytes,
 }
@@ -230,6 +237,7 @@ impl<'w> BundleSinks<'w> {
                 Some(m) => Some(MetricsSink::new(m.clone())?),
                 None => None,
             },
+            timeline: bopts.timeline.clone().map(TimelineSink::new),
             pcf,
             row,
         })
@@ -240,6 +248,9 @@ impl<'w> BundleSinks<'w> {
         let mut sinks: Vec<&mut dyn Sink> = vec![&mut self.trace];
         if let Some(m) = self.metrics.as_mut() {
             sinks.push(m);
+        }
+        if let Some(t) = self.timeline.as_mut() {
+            sinks.push(t);
         }
         sinks
     }
@@ -254,6 +265,7 @@ impl<'w> BundleSinks<'w> {
             row: self.row.take(),
             written,
             metrics: self.metrics,
+            timeline: self.timeline.and_then(TimelineSink::into_timeline),
         }
     }
 }
@@ -395,6 +407,7 @@ fn write_rest<W: ZipSink>(
             metrics,
             metrics_json,
             views,
+            timeline: c.timeline,
         },
         out,
     ))
@@ -569,6 +582,7 @@ mod tests {
             stem: "r".into(),
             gzip: Some(crate::paraver::TRACE_GZIP_LEVEL),
             metrics: None,
+            timeline: None,
         }
         .names();
         assert_eq!(
@@ -579,6 +593,7 @@ mod tests {
             stem: "r".into(),
             gzip: None,
             metrics: None,
+            timeline: None,
         }
         .names();
         assert_eq!(n.prv, "r.prv");

@@ -25,6 +25,7 @@ pub mod sqlfile;
 pub mod staged;
 #[cfg(not(target_family = "wasm"))]
 pub mod synth;
+pub mod timeline;
 pub mod verify;
 pub mod vfs;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]

@@ -108,6 +108,7 @@ fn the_bundle_holds_the_same_trace_metrics_and_cfgs() {
         stem: "run1".into(),
         gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
         metrics: Some(MetricsOptions::default()),
+        timeline: None,
     };
     let (done, rec) = bundle(&paths, &bopts);
     let entries = zipread::read_zip(&rec.bytes).unwrap();
@@ -192,6 +193,7 @@ fn without_gzip_or_metrics() {
         stem: "plain".into(),
         gzip: None,
         metrics: None,
+        timeline: None,
     };
     let (done, rec) = bundle(&paths, &bopts);
     let entries = zipread::read_zip(&rec.bytes).unwrap();
@@ -212,6 +214,7 @@ fn the_gzip_level_changes_only_the_compression() {
             stem: "lvl".into(),
             gzip: Some(level),
             metrics: None,
+            timeline: None,
         };
         let entries = zipread::read_zip(&bundle(&paths, &bopts).1.bytes).unwrap();
         assert_eq!(entries[0].name, "lvl/lvl.prv.gz");
@@ -230,6 +233,7 @@ fn the_same_inputs_give_the_same_archive() {
         stem: "same".into(),
         gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
         metrics: Some(MetricsOptions::default()),
+        timeline: None,
     };
     let a = bundle(&[sample()], &bopts).1.bytes;
     let b = bundle(&[sample()], &bopts).1.bytes;
@@ -250,6 +254,7 @@ fn standard_unzip_accepts_it() {
         stem: "t".into(),
         gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
         metrics: Some(MetricsOptions::default()),
+        timeline: None,
     };
     let rec = bundle(&[sample()], &bopts).1;
     let dir = std::env::temp_dir().join(format!("prvsight-bundle-{}", std::process::id()));
@@ -283,6 +288,7 @@ fn several_ranks_are_named_in_the_readme() {
         stem: prvsight::bundle::stem_for(&refs),
         gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
         metrics: None,
+        timeline: None,
     };
     assert_eq!(bopts.stem, "rank0+3");
     let (done, rec) = bundle(&paths, &bopts);
@@ -378,6 +384,7 @@ fn whole_bundle(paths: &[PathBuf]) -> (BundleOptions, Bundled, Recording, Vec<Ex
         stem: "run".into(),
         gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
         metrics: Some(MetricsOptions::default()),
+        timeline: None,
     };
     let (whole, recorded) = bundle(paths, &bopts);
     let exports = paths

@@ -34,6 +34,7 @@ fn bundle_of(exports: &[Export], opts: &Options) -> (Bundled, BTreeMap<String, V
         stem: "t".into(),
         gzip: Some(prvsight::paraver::TRACE_GZIP_LEVEL),
         metrics: None,
+        timeline: None,
     };
     let (done, bytes) = write_bundle(exports, opts, &bopts, Vec::new(), &mut |_| true).unwrap();
     let entries = zipread::read_zip(&bytes).unwrap();

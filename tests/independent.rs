@@ -70,6 +70,7 @@ fn unpacked_bundle(name: &str, inputs: &[PathBuf], dir: &Path) -> (PathBuf, Vec<
         stem: name.to_owned(),
         gzip: None,
         metrics: Some(MetricsOptions::default()),
+        timeline: None,
     };
     let (_, zip) = write_bundle(
         &exports,

@@ -16,6 +16,10 @@ mod check;
 mod compare;
 
 #[cfg(not(target_family = "wasm"))]
+#[path = "prvsight/timeline.rs"]
+mod timeline;
+
+#[cfg(not(target_family = "wasm"))]
 mod cli {
     use std::fs::File;
     use std::io::{BufWriter, IsTerminal, Write};
@@ -111,6 +115,8 @@ mod cli {
         },
         /// GPU efficiency metrics (POP/TALP device factors, time breakdown, overlap, top kernels, NVTX ranges, MPI ranks).
         Metrics(MetricsArgs),
+        /// The timeline of a view (thread states, kernels, MPI, NVTX…) as text, one line per row.
+        Timeline(crate::timeline::TimelineArgs),
         /// Compare two runs and say which efficiency factor moved the parallel efficiency.
         Compare {
             /// Run A: a metrics report (`metrics --json`, a bundle's metrics.json) or an export.
@@ -237,6 +243,7 @@ mod cli {
             } => crate::check::run(&trace, allow_state_gaps, &cfgs, &against),
             Command::Metrics(args) => metrics(&args),
             Command::Compare { a, b, json } => crate::compare::run(&a, &b, json),
+            Command::Timeline(args) => crate::timeline::run(&args),
             Command::Synth {
                 scenario,
                 output,
@@ -459,6 +466,7 @@ mod cli {
             stem: stem_for(&[stem]),
             gzip,
             metrics: metrics.then(Default::default),
+            timeline: None,
         };
         let exports = open_all(inputs)?;
         let mut outputs = Outputs::default();

@@ -16,6 +16,7 @@ use crate::nsys::Export;
 use crate::options::{Chop, Family, Options};
 use crate::pipeline::{Header, Planned, ProgressFn, SplitReader, SplitWriter};
 use crate::pipeline::{Progress, Summary};
+use crate::timeline::TimelineOptions;
 
 use super::errors::to_value;
 use super::kept;
@@ -36,6 +37,8 @@ pub struct ConvertOptions {
     pub stem: Option<String>,
     /// Compute the efficiency metrics (metrics.json); default true.
     pub metrics: Option<bool>,
+    /// Build the timeline's summary in the same pass; default true.
+    pub timeline: Option<bool>,
     /// Measure the metrics inside the instances of this NVTX range (`NAME` or `NAME:N`).
     pub nvtx_range: Option<String>,
     /// What NCCL kernels count as: "communication" (default) or "useful".
@@ -212,6 +215,16 @@ fn options_of(options: JsValue, labels: &[&str]) -> Result<(Options, BundleOptio
         stem,
         gzip: o.gzip.unwrap_or(true).then_some(level),
         metrics,
+        timeline: match o.timeline.unwrap_or(true) {
+            true => Some(TimelineOptions {
+                nccl_as: match &o.nccl_as {
+                    Some(n) => n.parse().map_err(Error::Usage)?,
+                    None => Default::default(),
+                },
+                ..TimelineOptions::default()
+            }),
+            false => None,
+        },
     };
     Ok((opts, bopts))
 }
@@ -239,6 +252,8 @@ pub fn convert(
     on_progress: &Function,
     inspected: bool,
 ) -> Result<JsValue> {
+    // The last conversion's timeline goes before this one builds its own.
+    super::timeline::keep(None);
     let (opts, bopts) = options_of(options, &labels_of(inputs))?;
     let taken = kept::exports_for(inputs, inspected)?;
     let sink = ChunkSink::new(on_chunk, TAG_ZIP);
@@ -251,7 +266,7 @@ pub fn convert(
         sink,
         &mut progress,
     )?;
-    result_of(&done, &bopts, sink)
+    result_of(done, &bopts, sink)
 }
 
 fn labels_of(inputs: &[Input]) -> Vec<&str> {
@@ -444,6 +459,7 @@ impl WritingSession {
         header: &str,
         on_chunk: &Function,
     ) -> Result<WritingSession> {
+        super::timeline::keep(None);
         let (opts, bopts) = options_of(options, labels)?;
         let header: Header = serde_json::from_str(header).map_err(|e| {
             Error::Usage(format!("internal error: a bad header from the reader: {e}"))
@@ -504,13 +520,14 @@ impl PendingConversion {
     /// what [`convert`] returns.
     pub fn finish(self, crc: u32, size: u64) -> Result<JsValue> {
         let (done, sink) = self.pending.finish(crc, size)?;
-        result_of(&done, &self.bopts, sink)
+        result_of(done, &self.bopts, sink)
     }
 }
 
-/// The last chunk posted, and the result object of a conversion.
+/// The last chunk posted, and the result object of a conversion; its timeline is kept for the
+/// page's frames (`timeline`: its description, or null).
 fn result_of(
-    done: &bundle::Bundled,
+    mut done: bundle::Bundled,
     bopts: &BundleOptions,
     mut sink: ChunkSink,
 ) -> Result<JsValue> {
@@ -525,12 +542,19 @@ fn result_of(
         Some(m) => JsValue::from_str(&String::from_utf8_lossy(m)),
         None => JsValue::NULL,
     };
+    let timeline = done.timeline.take();
+    let timeline_info = match &timeline {
+        Some(t) => to_value(&t.info()),
+        None => JsValue::NULL,
+    };
+    super::timeline::keep(timeline);
     set_fields(
         &result,
         &[
             ("pcf", Uint8Array::from(&done.pcf[..]).into()),
             ("row", Uint8Array::from(&done.row[..]).into()),
             ("metrics", metrics),
+            ("timeline", timeline_info),
         ],
     )
     .map_err(|_| Error::Usage("internal error: the result could not be built".into()))?;

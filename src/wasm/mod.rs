@@ -12,6 +12,7 @@ pub mod errors;
 pub mod inspect;
 pub mod kept;
 pub mod source;
+pub mod timeline;
 
 use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
