@@ -20,7 +20,7 @@ mkdir -p dist/pkg dist/samples
 # blob: URL and Chromium refuses module workers there for file:// pages.
 wasm-bindgen --target no-modules --no-typescript --out-dir dist/pkg --out-name prvsight "$wasm"
 
-for f in index.html style.css icon.svg app.js bridge.js ui.js svg.js charts.js analysis.js worker.js embed.js sw.js EMBED.md; do
+for f in index.html style.css icon.svg app.js bridge.js ui.js svg.js charts.js analysis.js timeline.js timeline-layout.js worker.js embed.js sw.js EMBED.md; do
   cp "www/$f" "dist/$f"
 done
 cp www/samples/*.sqlite dist/samples/

@@ -61,8 +61,8 @@ function durationsChart(report) {
     const h = (x.duration_ns / top2) * plotH;
     g.append(s('rect', {
       x: (left + i * bw + bw * 0.1).toFixed(1), y: (top + plotH - h).toFixed(1), width: Math.max(1, bw * 0.8).toFixed(1), height: h.toFixed(1),
-      fill: x.outlier ? COLORS.b : COLORS.bar,
-    }, [s('title', {}, `iteration ${x.index}: ${fmtTime(x.duration_ns)}${x.warmup ? ' (warm-up)' : x.outlier ? ' (outlier)' : ''}`)]));
+      fill: x.outlier ? COLORS.b : COLORS.bar, 'data-iteration': String(x.index), class: 'pick',
+    }, [s('title', {}, `iteration ${x.index}: ${fmtTime(x.duration_ns)}${x.warmup ? ' (warm-up)' : x.outlier ? ' (outlier)' : ''}; click to see it in the timeline`)]));
   });
   // Index ticks: integers, at most ~12 labels.
   const every = Math.max(1, Math.ceil(items.length / 12));
@@ -79,7 +79,7 @@ function durationsChart(report) {
   return {
     id: 'iteration-durations',
     title,
-    note: 'Each bar is one iteration, from its earliest start to its latest end over the ranks. Look at the orange ones: an outlier is worth keeping alone (table below) to see every event of it.',
+    note: 'Each bar is one iteration, from its earliest start to its latest end over the ranks; click one to see it in the timeline. Look at the orange ones: an outlier is worth keeping alone (table below) to see every event of it.',
     svg,
     table: { head: ['Iteration', 'Duration', 'Outlier'], rows: items.map((x) => [String(x.index), fmtTime(x.duration_ns), x.warmup ? 'warm-up' : x.outlier ? 'yes' : '']) },
   };

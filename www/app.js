@@ -11,12 +11,15 @@ import {
 } from './analysis.js';
 import { Converter, CoreError } from './bridge.js';
 import { compareBreakdownChart, overviewCharts } from './charts.js';
+import { fmtTime } from './svg.js';
+import { TimelineView } from './timeline.js';
 import {
   $, clearError, downloadUrl, fmtBytes, fmtCapture, h, renderCharts, renderDefinitions, renderFamilies, renderFiles,
   renderInputWarnings, renderNvtx, renderResults, renderTable, showError,
 } from './ui.js';
 
 const converter = new Converter();
+const timeline = new TimelineView($('#timeline'), converter);
 
 /** How often the conversion's progress is shown, at most (ms). */
 const PROGRESS_MS = 150;
@@ -49,6 +52,7 @@ function fail(e, context) {
 /** Hides what belongs to an earlier selection's conversion (it stays a run to compare with). */
 function hideOutputs() {
   for (const id of ['#results', '#charts', '#iterations', '#ranks']) $(id).hidden = true;
+  timeline.hide();
 }
 
 /** A name telling runs apart: the file (and how many more), the host, the capture time.
@@ -310,6 +314,7 @@ async function convert(overrides = {}, label = null) {
     state.result = result;
     const secs = (performance.now() - started) / 1000;
     renderResults(result, secs, state.urls);
+    if (result.timeline) timeline.show(result.timeline);
     showStorage(result);
     if (destination.handle) {
       const name = await saveTo(destination.handle, result.bundle.blob);
@@ -385,10 +390,28 @@ function showIterations(run) {
   const canKeep = run.inputs && run.inputs === state.inputs;
   renderTable($('#iterations-table'), canKeep ? [...head, 'Zoom'] : head, rows.map((r) => {
     if (!canKeep) return r.cells;
+    const show = h('button', { type: 'button', class: 'small', 'data-show-iteration': String(r.item.index), text: 'Show in timeline' });
+    show.addEventListener('click', () => showIteration(r.item));
     const b = h('button', { type: 'button', class: 'small', 'data-iteration': String(r.item.index), text: 'Keep only this iteration' });
     b.addEventListener('click', () => keepIteration(run, r.item));
-    return { cells: r.cells, extra: b };
+    return { cells: r.cells, extra: h('span', { class: 'buttons' }, [show, ' ', b]) };
   }), 50, 'Iterations');
+}
+
+/** Zooms the timeline onto an iteration of the run it shows. */
+function showIteration(item) {
+  const off = state.result && state.result.timeline ? state.result.timeline.offset_ns : 0;
+  timeline.zoomTo(item.start_ns - off, item.end_ns - off);
+}
+
+/** Converts the chosen files again, keeping only [start, end) of the timeline, with every event. */
+function keepRange(start, end) {
+  const off = state.result && state.result.timeline ? state.result.timeline.offset_ns : 0;
+  const window = `${Math.round(start + off)}ns..${Math.round(end + off)}ns`;
+  $('#opt-keep').value = '';
+  $('#opt-window').value = window;
+  const label = `${runLabel(state.inputs, state.report && state.report.files)} · ${fmtTime(end - start)} kept`;
+  convert({ keep_nvtx_range: null, keep_window: window, families: null, metrics_window: window, iterations: 'none' }, label);
 }
 
 /** Converts the run's files again, keeping only one iteration's time, with every event. */
@@ -632,8 +655,35 @@ function main() {
     $('#results').hidden = true;
     $('#storage').textContent = '';
   });
+  wireTimeline();
   registerServiceWorker();
   reportHeightWhenEmbedded();
+}
+
+function wireTimeline() {
+  $('#tl-view').addEventListener('change', (e) => timeline.setView(e.target.value));
+  $('#tl-in').addEventListener('click', () => timeline.zoomAt((timeline.start + timeline.end) / 2, 1 / 1.5));
+  $('#tl-out').addEventListener('click', () => timeline.zoomAt((timeline.start + timeline.end) / 2, 1.5));
+  $('#tl-whole').addEventListener('click', () => timeline.setRange(0, timeline.info.end_ns));
+  $('#tl-sel-zoom').addEventListener('click', () => timeline.selection && timeline.zoomTo(timeline.selection.start, timeline.selection.end));
+  $('#tl-sel-clear').addEventListener('click', () => timeline.clearSelection());
+  $('#tl-keep').addEventListener('click', () => timeline.selection && keepRange(timeline.selection.start, timeline.selection.end));
+  const save = async (blob, ext) => {
+    const a = h('a', { href: downloadUrl(await blob, state.urls), download: `${timeline.fileStem()}.${ext}` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+  };
+  $('#tl-png').addEventListener('click', () => save(timeline.png(), 'png'));
+  $('#tl-svg').addEventListener('click', () => save(timeline.svg(), 'svg'));
+  // A bar of the iteration durations chart zooms the timeline onto that iteration.
+  $('#iterations-charts').addEventListener('click', (e) => {
+    const bar = e.target.closest('[data-iteration]');
+    const run = state.runs[state.current];
+    if (!bar || !run || !run.metrics.iterations) return;
+    const item = run.metrics.iterations.items.find((x) => String(x.index) === bar.dataset.iteration);
+    if (item) showIteration(item);
+  });
 }
 
 main();

@@ -355,6 +355,8 @@ export class Converter {
     };
     let value;
     let traceFile;
+    // The last conversion's timeline lives in the worker that ran its sinks; a new one replaces it.
+    this._timeline = null;
     try {
       value = split
         ? await this._convertSplit(inputs, options, inspected, collect)
@@ -381,6 +383,7 @@ export class Converter {
       metrics = JSON.parse(value.metrics);
     }
     files.push({ name: 'README.txt', blob: new Blob([value.readme], { type: text }), type: 'readme' });
+    if (value.timeline) this._timeline = split ? this._writer : this._main;
     return {
       summary: value.summary,
       names: value.names,
@@ -389,7 +392,30 @@ export class Converter {
       metrics,
       readme: value.readme,
       onDisk: trace.onDisk,
+      timeline: value.timeline || null,
     };
+  }
+
+  /** One frame of the last conversion's timeline: `{ rgba, values, busy, from_spans }` for
+   * `view` over [start, end) ns, `width` pixels, `slots` (arrays of rows, each drawn as one). */
+  timelineFrame(view, start, end, width, slots) {
+    return this._timelineCall({ type: 'timelineFrame', view, start, end, width, slots });
+  }
+
+  /** The record under the pointer: `view`, `row`, time `t` and a tolerance in ns; or null. */
+  timelineAt(view, row, t, tolerance) {
+    return this._timelineCall({ type: 'timelineAt', view, row, t, tolerance });
+  }
+
+  /** The efficiency factors of [start, end) ns of the timeline. */
+  timelineRange(start, end) {
+    return this._timelineCall({ type: 'timelineRange', start, end });
+  }
+
+  _timelineCall(msg) {
+    const w = this._timeline;
+    if (!w || !w.alive) return Promise.reject({ kind: 'usage', message: 'the timeline is gone (the conversion was cancelled or replaced)', hint: 'Convert again to see it.' });
+    return w.call(msg);
   }
 
   /** Bytes of this visit's outputs kept in the origin's private storage (null: none there). */

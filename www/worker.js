@@ -513,6 +513,23 @@ const handlers = {
     await ready;
     return deflateSegments(msg.id, msg.port, msg.level);
   },
+  /** One frame of the last conversion's timeline (wasm `timeline_frame`): RGBA pixels, slot by
+   * slot, and each cell's value and coverage (the text alternative reads them). */
+  async timelineFrame(msg) {
+    await ready;
+    const f = wasm_bindgen.timeline_frame(msg.view, msg.start, msg.end, msg.width, msg.slots);
+    return { value: f, transfer: [f.rgba.buffer, f.values.buffer, f.busy.buffer] };
+  },
+  /** What is under the pointer on the timeline (wasm `timeline_at`), or null. */
+  async timelineAt(msg) {
+    await ready;
+    return wasm_bindgen.timeline_at(msg.view, msg.row, msg.t, msg.tolerance);
+  },
+  /** The efficiency factors of a time range of the timeline (wasm `timeline_range`). */
+  async timelineRange(msg) {
+    await ready;
+    return wasm_bindgen.timeline_range(msg.start, msg.end);
+  },
 };
 
 self.onmessage = async (ev) => {

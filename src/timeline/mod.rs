@@ -246,6 +246,8 @@ pub struct Timeline {
 pub struct TimelineInfo {
     pub start_ns: Ns,
     pub end_ns: Ns,
+    /// Where time 0 is in the whole run's time (a window's start when only a window was kept).
+    pub offset_ns: Ns,
     pub rows: Vec<Row>,
     pub views: Vec<ViewInfo>,
     /// Width of the finest bins (ns).
@@ -309,6 +311,7 @@ impl Timeline {
         TimelineInfo {
             start_ns: 0,
             end_ns: self.end,
+            offset_ns: self.offset,
             rows: self.rows.clone(),
             views,
             bin_ns: self.grid.width,

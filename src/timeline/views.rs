@@ -135,8 +135,15 @@ impl View {
     pub fn blank(self) -> &'static str {
         match self {
             View::States => "GPU idle; host running outside traced calls",
-            View::Useful => "Idle (or memory operations only)",
-            _ => "Outside any of these",
+            View::Useful => "idle (or memory operations only)",
+            View::Kernels => "no kernel running",
+            View::Nccl => "no NCCL kernel running",
+            View::Memory => "no memory operation",
+            View::CudaApi => "outside CUDA calls",
+            View::Mpi => "outside MPI",
+            View::OsRuntime => "outside OS runtime calls",
+            View::OpenAcc => "outside the OpenACC runtime",
+            View::Nvtx { .. } => "outside ranges of this level",
         }
     }
 

@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use js_sys::{Array, Uint8ClampedArray};
+use js_sys::{Array, Uint32Array, Uint8Array, Uint8ClampedArray};
 use wasm_bindgen::prelude::*;
 
 use super::convert::set_fields;
@@ -50,8 +50,9 @@ pub fn timeline_info() -> Result<JsValue, JsValue> {
 }
 
 /// One frame of `view` over [start, end) ns at `width` pixels: `slots` is an array of arrays
-/// of rows (each drawn as one line). Returns `{ rgba, from_spans }`: `width × slots` RGBA
-/// pixels, slot by slot.
+/// of rows (each drawn as one line). Returns `{ rgba, values, busy, from_spans }`: `width ×
+/// slots` RGBA pixels, slot by slot, and each cell's value (Uint32Array) and how much of its
+/// pixel anything covers (Uint8Array, 0–255).
 #[wasm_bindgen]
 pub fn timeline_frame(
     view: &str,
@@ -79,11 +80,15 @@ pub fn timeline_frame(
             &slots,
         )?;
         let rgba = t.rgba(v, &frame);
+        let values: Vec<u32> = frame.cells.iter().map(|c| c.value).collect();
+        let busy: Vec<u8> = frame.cells.iter().map(|c| c.busy).collect();
         let out = js_sys::Object::new().into();
         set_fields(
             &out,
             &[
                 ("rgba", Uint8ClampedArray::from(&rgba[..]).into()),
+                ("values", Uint32Array::from(&values[..]).into()),
+                ("busy", Uint8Array::from(&busy[..]).into()),
                 ("from_spans", frame.from_spans.into()),
             ],
         )
