@@ -197,6 +197,8 @@ function options(overrides = {}) {
     nccl_as: $('#opt-nccl').value,
     elapsed: $('#opt-elapsed').value,
     iterations: $('#opt-iterations').value,
+    // `?timeline=off` in the page's address leaves the timeline out (to measure what it costs).
+    timeline: new URLSearchParams(location.search).get('timeline') !== 'off',
     ...overrides,
   };
 }
@@ -315,6 +317,7 @@ async function convert(overrides = {}, label = null) {
     const secs = (performance.now() - started) / 1000;
     renderResults(result, secs, state.urls);
     if (result.timeline) timeline.show(result.timeline);
+    else timeline.hide();
     showStorage(result);
     if (destination.handle) {
       const name = await saveTo(destination.handle, result.bundle.blob);
@@ -689,4 +692,4 @@ function wireTimeline() {
 main();
 
 // For tests and the console: the state and helpers, not an API.
-globalThis.prvsight = { state, fmtBytes, downloadUrl };
+globalThis.prvsight = { state, fmtBytes, downloadUrl, timeline };
