@@ -100,7 +100,7 @@ fn start_write_back(file: &File, offset: u64, len: u64) {
 fn drop_written(file: &File, offset: u64, len: u64) {
     use std::os::fd::AsRawFd;
     let fd = file.as_raw_fd();
-    // SAFETY: as above.
+    // SAFETY: a valid descriptor, plain integers; the call only advises the kernel.
     unsafe {
         libc::posix_fadvise(
             fd,

@@ -5,6 +5,9 @@ fn main() {}
 
 #[cfg(not(target_family = "wasm"))]
 fn main() {
+    // Small inputs read in place (the library maps nothing unless the program asks).
+    #[cfg(target_os = "linux")]
+    prvsight::sqlfile::mapped::enable();
     std::process::exit(cli::main());
 }
 

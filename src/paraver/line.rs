@@ -44,6 +44,7 @@ pub fn push_u64(out: &mut Vec<u8>, v: u64) {
 /// `start` must be valid for [`MAX_DIGITS`] bytes of writes.
 #[inline]
 unsafe fn write_digits(start: *mut u8, v: u64) -> usize {
+    // SAFETY (the writes below): `start` is valid for MAX_DIGITS bytes (the caller's contract).
     let n = digits(v);
     // The writes go back from `start + n`, a block or a pair or a digit at a time, and together
     // cover exactly the `n` (≤ MAX_DIGITS) digits of `v` (debug-checked).

@@ -19,6 +19,9 @@
 //!   ([`FileMap::unchanged`], `Export::check_unchanged`): no output is made of bytes the file
 //!   lost. A `SIGBUS` elsewhere goes to the handler that was there before (the process's
 //!   default: it ends).
+//!
+//! Opt-in: a library must not take over a process-wide signal, so nothing is mapped (and no
+//! handler installed) until the program calls [`enable`], as the `prvsight` CLI does.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -28,6 +31,15 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 /// The most bytes mapped at once, over all files (see the module doc): the peak resident memory
 /// grows by at most this.
 pub const MAPPED_MAX: u64 = 64 << 20;
+
+/// Whether the program allowed mappings ([`enable`]).
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// Lets the process read small inputs through a memory map, with the `SIGBUS` handler that the
+/// first mapping installs: the program's choice (the CLI makes it), never the library's.
+pub fn enable() {
+    ENABLED.store(true, Ordering::Release);
+}
 
 /// Mappings that can be live at once (the handler looks them up without a lock).
 const SLOTS: usize = 16;
@@ -65,13 +77,17 @@ pub struct FileMap {
 // SAFETY: the mapping is read-only and lives until drop; the handler only replaces pages with
 // zeros (never unmaps), so a slice of it stays valid on any thread.
 unsafe impl Send for FileMap {}
+// SAFETY: as for Send: shared access only reads the mapping and atomics.
 unsafe impl Sync for FileMap {}
 
 impl FileMap {
     /// The mapping of the file at `path`, shared with the other pagers of the process; `None`
     /// where the file is empty, cannot be opened or mapped, or would take the bytes mapped over
-    /// [`MAPPED_MAX`].
+    /// [`MAPPED_MAX`], or where the program did not [`enable`] mappings.
     pub fn of(path: &Path) -> Option<Arc<FileMap>> {
+        if !ENABLED.load(Ordering::Acquire) {
+            return None;
+        }
         let file = std::fs::File::open(path).ok()?;
         let meta = file.metadata().ok()?;
         if !meta.is_file() || meta.len() == 0 || meta.len() > MAPPED_MAX {
@@ -249,6 +265,7 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        enable();
         let dir = std::env::temp_dir().join(format!("prvsight-mapped-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);

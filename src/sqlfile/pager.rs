@@ -73,6 +73,7 @@ impl<'c> Pager<'c> {
         else {
             return Ok(None);
         };
+        // SAFETY: checked non-null above.
         let size_fn = unsafe { (*methods).xFileSize };
         let mut pager = Pager {
             conn,
