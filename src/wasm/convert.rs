@@ -18,8 +18,8 @@ use crate::pipeline::{Header, Planned, ProgressFn, SplitReader, SplitWriter};
 use crate::pipeline::{Progress, Summary};
 
 use super::errors::to_value;
-use super::kept;
 use super::source::Input;
+use super::warm_start;
 
 /// Options as the page sends them.
 #[derive(Deserialize, Default)]
@@ -231,7 +231,7 @@ fn progress_to(on_progress: &Function) -> impl FnMut(&Progress) -> bool + '_ {
 /// Runs the conversion; returns `{ summary, names, bundle_name, readme, pcf, row, metrics }`
 /// (pcf/row as `Uint8Array`, metrics as the report's JSON text, or null when not asked for).
 /// The archive and the trace arrive through `on_chunk`.
-/// `inspected`: the inputs are those of the last kept inspection (see [`super::kept`]).
+/// `inspected`: the inputs are those of the last kept inspection (see [`super::warm_start`]).
 pub fn convert(
     inputs: &[Input],
     options: JsValue,
@@ -240,7 +240,7 @@ pub fn convert(
     inspected: bool,
 ) -> Result<JsValue> {
     let (opts, bopts) = options_of(options, &labels_of(inputs))?;
-    let taken = kept::exports_for(inputs, inspected)?;
+    let taken = warm_start::exports_for(inputs, inspected)?;
     let sink = ChunkSink::new(on_chunk, TAG_ZIP);
     let mut progress = progress_to(on_progress);
     let (done, sink) = bundle::write_bundle_planned(
@@ -278,10 +278,10 @@ pub fn set_fields(obj: &JsValue, fields: &[(&str, JsValue)]) -> std::result::Res
     Ok(())
 }
 
-/// [`kept::read_ahead`] with the page's options.
+/// [`warm_start::read_ahead`] with the page's options.
 pub fn read_ahead(inputs: &[Input], options: JsValue) -> Result<bool> {
     let (opts, _) = options_of(options, &labels_of(inputs))?;
-    kept::read_ahead(inputs, &opts)
+    warm_start::read_ahead(inputs, &opts)
 }
 
 self_cell::self_cell!(
@@ -302,7 +302,7 @@ type OpenReader<'c> = Option<SplitReader<'c>>;
 pub struct ReadingSession {
     reader: ReaderOverExports,
     header: String,
-    /// What the session took from the inspection before it ([`kept::Taken::reused`]).
+    /// What the session took from the inspection before it ([`warm_start::Taken::reused`]).
     reused: &'static str,
 }
 
@@ -316,10 +316,10 @@ impl ReadingSession {
         inspected: bool,
     ) -> Result<ReadingSession> {
         let (opts, _) = options_of(options, &labels_of(inputs))?;
-        if let Some(ahead) = kept::reading_for(inputs, inspected, &opts) {
+        if let Some(ahead) = warm_start::reading_for(inputs, inspected, &opts) {
             return Ok(ahead);
         }
-        let taken = kept::exports_for(inputs, inspected)?;
+        let taken = warm_start::exports_for(inputs, inspected)?;
         let reused = taken.reused(&opts);
         Self::open_exports(
             taken.exports,
@@ -331,7 +331,7 @@ impl ReadingSession {
     }
 
     /// A session over `exports` (the inspection's), opened before the conversion asks for it
-    /// ([`kept::read_ahead`]); `reused` says so.
+    /// ([`warm_start::read_ahead`]); `reused` says so.
     pub fn from_exports(
         exports: Vec<Export>,
         planned: Option<Planned>,
