@@ -401,7 +401,7 @@ fn write_rest<W: ZipSink>(
 }
 
 /// The README.txt of a bundle. Only facts from the trace, no clock time: the same inputs give
-/// the same archive on every machine and in the browser.
+/// the same archive on every machine and in the browser. Long: the text top to bottom.
 pub fn readme(
     summary: &Summary,
     opts: &Options,
