@@ -5,11 +5,9 @@
 //! - a conversion that fails part way (a damaged export, a full disk) leaves the earlier output
 //!   of that name as it was, and no partial trace that Paraver would open as a shorter run;
 //! - a conversion that replaces an earlier output writes a new file instead of truncating the
-//!   old one. ext4 starts writing a file back when it is closed after having been truncated and
-//!   rewritten, and when it is renamed over another file ("auto_da_alloc"), on the calling
-//!   thread: with the 100 MB benchmark input's 309 MB .prv that was 0.15–0.4 s of a 0.6 s
-//!   conversion (docs/PERFORMANCE.md item 19). So the earlier file is removed first and the new
-//!   one then renamed to the free name; between the two only the new file exists.
+//!   old one, since ext4 writes a truncated-and-rewritten file back on the closing thread
+//!   ("auto_da_alloc"). So the earlier file is removed first and the new one then renamed to
+//!   the free name; between the two only the new file exists.
 //!
 //! A command killed before it ends (Ctrl-C, SIGKILL) runs no destructor: its `NAME.partial-PID`
 //! files stay beside the destinations, which are as they were.

@@ -410,12 +410,8 @@ mod cli {
 
         /// The trace's file: its pages dropped from the cache once written back
         /// (prvsight::page_cache), and written on a thread of its own where a core is free for
-        /// it (src/paraver/background.rs): the kernel's copy of the .prv into the page cache
-        /// then runs beside the sinks instead of on their thread. With two cores the reading
-        /// thread and the sinks have one each, and the sinks' wait for batches leaves room for
-        /// the copy on theirs, while a third thread takes turns with the reading thread, which
-        /// bounds the conversion: there the copy stays on the sinks' thread
-        /// (docs/PERFORMANCE.md item 38).
+        /// it (src/paraver/background.rs), so the kernel's copy into the page cache runs beside
+        /// the sinks without taking turns with the reading thread.
         fn trace(&mut self, p: &Path, opts: &Options) -> Result<Box<dyn Write + Send>> {
             let file = DropBehindFile::new(self.file(p)?);
             let spare_core = std::thread::available_parallelism().is_ok_and(|n| n.get() > 2);

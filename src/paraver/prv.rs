@@ -31,8 +31,8 @@ use crate::options::Family;
 const MAX_EVENT_VALUE: u64 = 1 << 53;
 
 /// Body lines are gathered and handed to the .prv output this many bytes at a time: two calls
-/// through `dyn Write` per line cost more than formatting the line when the output was a gzip
-/// encoder (bundle of the 100 MB benchmark input at level 6: 26.6 s before, 14.7 s after).
+/// through `dyn Write` per line cost more than formatting the line when the output is a gzip
+/// encoder.
 const OUT_CHUNK: usize = 64 * 1024;
 /// Line buffers of written pending lines kept for reuse (one allocation less per interval).
 const SPARE_LINES: usize = 4096;

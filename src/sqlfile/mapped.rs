@@ -2,9 +2,8 @@
 //! every pager of the process (discovery's two threads, the reading thread, its helpers).
 //!
 //! Why: read with `pread`, each page costs a system call and a copy out of the page cache into a
-//! pager's cache, and each connection reads the file again (discovery, then the stream): at 10 MB
-//! the reads were ~5 % of the conversion's CPU, and the conversion is bound by the two cores'
-//! CPU (docs/PERFORMANCE.md items 38–39). Mapped, the page cache's own pages are read in place.
+//! pager's cache, and each connection reads the file again; mapped, the page cache's own pages
+//! are read in place.
 //!
 //! Two limits make it safe:
 //! * At most [`MAPPED_MAX`] bytes are mapped at once, over all inputs: mapped pages count in

@@ -3,12 +3,11 @@
 //! inspection (`pipeline::Planned`, with the readers' surveys).
 //!
 //! Why: the page inspects the files as soon as they are picked, and that inspection is the
-//! conversion's discovery with default options. Without this the click on Convert opened the
-//! files and discovered them again (at 10 MB ~70 ms of a 0.42 s conversion in Chromium, at
-//! 1 GB several seconds: docs/PERFORMANCE.md). One slot: a new inspection replaces it, a
-//! conversion takes it (used or not), so it never holds more than one set of files; until then
-//! it holds their cached blocks (the block cache's budget at most: vfs/cache.rs), which the
-//! conversion would read again anyway.
+//! conversion's discovery with default options, so the click on Convert need not open and
+//! discover the files again. One slot: a new inspection replaces it, a conversion takes it (used
+//! or not), so it never holds more than one set of files; until then it holds their cached
+//! blocks (the block cache's budget at most: vfs/cache.rs), which the conversion would read
+//! again anyway.
 
 use std::cell::RefCell;
 
@@ -71,10 +70,9 @@ fn options_key(opts: &Options) -> String {
 /// inspection of these very files kept, and keeps it in its place; false where nothing fits
 /// (other files, or nothing kept). Why: the page asks for it as soon as the inspection is shown,
 /// and again when the user changes an option, so that the click on Convert starts with the
-/// records flowing (the session's cursors opened, the NVTX keys sorted, the first rows read:
-/// ~15 ms of a 0.3 s 10 MB conversion with the other workers idle; docs/PERFORMANCE.md, item
-/// 26). A session opened with other options gives the files back and is opened anew; a
-/// conversion with other options than the session's takes the files back ([`exports_for`]).
+/// records flowing. A session opened with other options gives the files back and is opened
+/// anew; a conversion with other options than the session's takes the files back
+/// ([`exports_for`]).
 pub fn read_ahead(inputs: &[Input], opts: &Options) -> Result<bool> {
     let Some(k) = SLOT.with(|k| k.borrow_mut().take()) else {
         return Ok(false);
