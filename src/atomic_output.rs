@@ -1,20 +1,13 @@
 //! Output files that take their names only when the command succeeds (the CLI's outputs).
 //!
 //! Each output is written under a temporary name beside its destination (`NAME.partial-PID`)
-//! and given its name once everything is written and flushed:
-//! - a conversion that fails part way (a damaged export, a full disk) leaves the earlier output
-//!   of that name as it was, and no partial trace that Paraver would open as a shorter run;
-//! - a conversion that replaces an earlier output writes a new file instead of truncating the
-//!   old one, since ext4 writes a truncated-and-rewritten file back on the closing thread
-//!   ("auto_da_alloc"). So the earlier file is removed first and the new one then renamed to
-//!   the free name; between the two only the new file exists.
-//!
-//! A command killed before it ends (Ctrl-C, SIGKILL) runs no destructor: its `NAME.partial-PID`
-//! files stay beside the destinations, which are as they were.
-//!
-//! A destination that is not a plain file of its own (a symbolic link, a file with other hard
-//! links, `/dev/stdout`, a FIFO), or whose folder does not let us create the temporary file,
-//! is written in place as before.
+//! and given its name once everything is written and flushed, so a conversion that fails part
+//! way leaves the earlier output as it was and no partial trace. The earlier file is removed
+//! before the rename rather than truncated or renamed over, since ext4 then writes the file back
+//! on the closing thread ("auto_da_alloc"). A killed command leaves its `NAME.partial-PID`
+//! files. A destination that is not a plain file of its own (a symbolic link, a file with other
+//! hard links, `/dev/stdout`, a FIFO), or whose folder refuses the temporary file, is written
+//! in place.
 
 use std::fs::{self, File};
 use std::io;

@@ -1,17 +1,13 @@
-//! A large output written front to back that does not pile up in the page cache ("drop-behind").
+//! A large output written front to back that does not pile up in the page cache ("drop-behind"):
+//! a .prv is ~3 bytes per byte of SQLite read, and fresh dirty pages are slow where the host
+//! takes free memory back (virtio-balloon) and evict other users' files on a shared node.
 //!
-//! A .prv is ~3 bytes for each byte of SQLite read; written plainly, every byte lands in a fresh
-//! dirty page-cache page, which is slow where the host takes free memory back (virtio-balloon)
-//! and pushes other users' files out of the cache on a shared node.
-//!
-//! So, on Linux, past its first [`FIRST`] bytes (left to the page cache, as in any file), the
-//! file hands each written window of [`WINDOW`] bytes to the disk as soon as it is complete
-//! (`sync_file_range` WRITE: starts the write-back, does not wait for it), and asks the kernel
-//! to drop the pages that lie [`LAG`] windows behind (`posix_fadvise` DONTNEED, which leaves
-//! pages still dirty or being written, so nothing ever waits for the disk). The kernel then
-//! reuses the same pages for the next windows. Both calls are advice: their errors are ignored,
-//! and a destination that is not a regular file (a pipe, /dev/stdout) is written as is. The
-//! bytes written are exactly the caller's.
+//! So, on Linux, past its first [`FIRST`] bytes, the file hands each written window of
+//! [`WINDOW`] bytes to the disk as soon as it is complete (`sync_file_range` WRITE, no wait) and
+//! asks the kernel to drop the pages [`LAG`] windows behind (`posix_fadvise` DONTNEED, which
+//! keeps pages still dirty, so nothing waits for the disk). Both calls are advice (errors
+//! ignored); a destination that is not a regular file is written as is, and the bytes written
+//! are exactly the caller's.
 
 use std::fs::File;
 use std::io::{self, Write};

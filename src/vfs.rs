@@ -425,8 +425,7 @@ unsafe extern "C" fn f_read(
     }
 }
 
-// SAFETY: touches no pointer.
-unsafe extern "C" fn f_write(
+extern "C" fn f_write(
     _: *mut ffi::sqlite3_file,
     _: *const c_void,
     _: c_int,
@@ -435,13 +434,11 @@ unsafe extern "C" fn f_write(
     ffi::SQLITE_READONLY
 }
 
-// SAFETY: touches no pointer.
-unsafe extern "C" fn f_truncate(_: *mut ffi::sqlite3_file, _: ffi::sqlite3_int64) -> c_int {
+extern "C" fn f_truncate(_: *mut ffi::sqlite3_file, _: ffi::sqlite3_int64) -> c_int {
     ffi::SQLITE_READONLY
 }
 
-// SAFETY: touches no pointer.
-unsafe extern "C" fn f_sync(_: *mut ffi::sqlite3_file, _: c_int) -> c_int {
+extern "C" fn f_sync(_: *mut ffi::sqlite3_file, _: c_int) -> c_int {
     ffi::SQLITE_OK
 }
 
@@ -455,8 +452,7 @@ unsafe extern "C" fn f_file_size(
 }
 
 /// Locks are no-ops: the source never changes and nobody else writes it.
-// SAFETY: touches no pointer.
-unsafe extern "C" fn f_lock(_: *mut ffi::sqlite3_file, _: c_int) -> c_int {
+extern "C" fn f_lock(_: *mut ffi::sqlite3_file, _: c_int) -> c_int {
     ffi::SQLITE_OK
 }
 
@@ -466,17 +462,14 @@ unsafe extern "C" fn f_check_reserved_lock(_: *mut ffi::sqlite3_file, res: *mut 
     ffi::SQLITE_OK
 }
 
-// SAFETY: touches no pointer.
-unsafe extern "C" fn f_file_control(_: *mut ffi::sqlite3_file, _: c_int, _: *mut c_void) -> c_int {
+extern "C" fn f_file_control(_: *mut ffi::sqlite3_file, _: c_int, _: *mut c_void) -> c_int {
     ffi::SQLITE_NOTFOUND
 }
 
-// SAFETY: touches no pointer.
-unsafe extern "C" fn f_sector_size(_: *mut ffi::sqlite3_file) -> c_int {
+extern "C" fn f_sector_size(_: *mut ffi::sqlite3_file) -> c_int {
     4096
 }
 
-// SAFETY: touches no pointer.
-unsafe extern "C" fn f_device_characteristics(_: *mut ffi::sqlite3_file) -> c_int {
+extern "C" fn f_device_characteristics(_: *mut ffi::sqlite3_file) -> c_int {
     ffi::SQLITE_IOCAP_IMMUTABLE
 }

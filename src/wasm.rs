@@ -167,11 +167,9 @@ impl ReaderSession {
     }
 }
 
-/// The writing side of a split conversion (the writer worker): the bundle's sinks, begun with
-/// the reader's header and fed its batches; the archive goes to `on_chunk` tagged "zip" (the
-/// trace entry's header now; the rest from [`PendingBundle::finish`]) and the plain .prv tagged
-/// "prv", for [`TraceSegments`] in the other workers. The archive is then what came before `finish`,
-/// the .prv.gz, and what `finish` gives: byte for byte [`convert`]'s.
+/// The writing side of a split conversion (the writer worker): the bundle's sinks, fed the
+/// reader's batches; the archive goes to `on_chunk` tagged "zip", the plain .prv tagged "prv"
+/// for [`TraceSegments`], and the whole is byte for byte [`convert`]'s.
 #[wasm_bindgen]
 pub struct WriterSession(convert::WritingSession);
 

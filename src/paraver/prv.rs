@@ -607,13 +607,9 @@ impl Sink for ParaverWriter<'_> {
     }
 }
 
-/// States cover every thread up to the trace's end, unless a record the readers announced (a
-/// thread's first activity, found by discovery; the next operation on a resource, read with the
-/// one before) never came: the export gave different rows to two reads of one table. Only a
-/// damaged file does that — SQLite itself may answer one query plan and not another on it (a
-/// fuzzed export: a call whose `eventClass` reads as NULL yet fails `eventClass IS NULL`). The
-/// trace would break Paraver's rule that states cover the thread, so that is an error naming the
-/// file and the thread.
+/// States cover every thread up to the trace's end, unless a record the readers announced never
+/// came (only a damaged export gives different rows to two reads of one table): that breaks
+/// Paraver's rule that states cover the thread, so it is an error naming the file and thread.
 fn uncovered_thread(threads: &[ThreadState], trace: &TraceInfo) -> Result<()> {
     let Some(i) = threads.iter().position(|t| t.covered < trace.end_time) else {
         return Ok(());

@@ -1,26 +1,18 @@
 //! A small input read through a memory map of its file (Linux): one mapping per file, shared by
-//! every pager of the process (discovery's two threads, the reading thread, its helpers).
-//!
-//! Why: read with `pread`, each page costs a system call and a copy out of the page cache into a
-//! pager's cache, and each connection reads the file again; mapped, the page cache's own pages
-//! are read in place.
-//!
-//! Two limits make it safe:
-//! * At most [`MAPPED_MAX`] bytes are mapped at once, over all inputs: mapped pages count in
-//!   the process's resident memory, which must not grow with the inputs (a larger file, or one
-//!   that would take the mapped bytes over the limit, is read with `pread`).
-//! * A file that shrinks while mapped (truncated by another program) would kill the process
-//!   with `SIGBUS` where `pread` reports an error. A `SIGBUS` handler (installed with the first
-//!   mapping) puts a page of zeros where the file's page was and marks the mapping; the pager
-//!   checks the mark after every read of it ([`FileMap::shrank`]) and reports the damage. The
-//!   part of the last page past the new end reads as zeros without a fault, so a conversion
-//!   also asks, when its reading is done, whether the file still has its size
-//!   ([`FileMap::unchanged`], `Export::check_unchanged`): no output is made of bytes the file
-//!   lost. A `SIGBUS` elsewhere goes to the handler that was there before (the process's
-//!   default: it ends).
+//! every pager of the process. Why: `pread` costs a system call and a copy per page, for each
+//! connection; mapped, the page cache's own pages are read in place.
 //!
 //! Opt-in: a library must not take over a process-wide signal, so nothing is mapped (and no
 //! handler installed) until the program calls [`enable`], as the `prvsight` CLI does.
+//!
+//! Two limits make it safe:
+//! * At most [`MAPPED_MAX`] bytes are mapped at once, over all inputs (mapped pages count in the
+//!   resident memory, which must not grow with the inputs); other files are read with `pread`.
+//! * A file truncated while mapped would kill the process with `SIGBUS`. The `SIGBUS` handler
+//!   (installed with the first mapping) puts a page of zeros in place and marks the mapping,
+//!   which the pager checks after every read ([`FileMap::shrank`]); as the tail of the last page
+//!   reads as zeros without a fault, a conversion also checks the size when its reading is done
+//!   ([`FileMap::unchanged`]). A `SIGBUS` elsewhere goes to the previous handler.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;

@@ -67,12 +67,9 @@ fn options_key(opts: &Options) -> String {
 }
 
 /// Opens the reading session of a split conversion of `inputs` with `opts` from what the
-/// inspection of these very files kept, and keeps it in its place; false where nothing fits
-/// (other files, or nothing kept). Why: the page asks for it as soon as the inspection is shown,
-/// and again when the user changes an option, so that the click on Convert starts with the
-/// records flowing. A session opened with other options gives the files back and is opened
-/// anew; a conversion with other options than the session's takes the files back
-/// ([`exports_for`]).
+/// inspection of these very files kept, so that the click on Convert starts with the records
+/// flowing; false where nothing fits (other files, or nothing kept). A session opened with
+/// other options gives the files back and is opened anew.
 pub fn read_ahead(inputs: &[Input], opts: &Options) -> Result<bool> {
     let Some(k) = SLOT.with(|k| k.borrow_mut().take()) else {
         return Ok(false);
