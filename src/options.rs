@@ -171,10 +171,8 @@ pub enum ReadHelpers {
     /// As many as the machine has cores beyond the reading thread and the sinks' own threads
     /// ([`Sink::threads`](crate::model::sink::Sink::threads): a trace writer counts one), the
     /// helpers sharing theirs with the calling (sinks') thread, four at most; none where that
-    /// is none. A
-    /// helper costs some CPU of its own (its rows are copied to the reading thread): on two
-    /// cores it pays where the sinks leave the second core mostly idle (metrics alone), not
-    /// beside a trace's writing thread (docs/PERFORMANCE.md item 23).
+    /// is none: a helper costs some CPU of its own (its rows are copied to the reading thread),
+    /// which pays only where a core would otherwise idle.
     #[default]
     Auto,
     /// One, whenever the reading runs on a thread of its own (tests; small machines).

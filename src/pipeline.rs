@@ -949,7 +949,7 @@ pub(crate) fn record_family(r: &crate::model::Record) -> usize {
 /// `DD/MM/YYYY at HH:MM` (UTC) of the session start: deterministic, so the same inputs give the
 /// same bytes on every machine and in the browser.
 fn date_label(utc_ns: Option<i64>) -> String {
-    let c = crate::civil::from_unix_ns(utc_ns.unwrap_or(0));
+    let c = crate::dates::from_unix_ns(utc_ns.unwrap_or(0));
     format!(
         "{:02}/{:02}/{:04} at {:02}:{:02}",
         c.day, c.month, c.year, c.hour, c.minute

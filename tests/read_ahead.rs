@@ -376,6 +376,8 @@ fn the_cli_writes_the_same_files_with_and_without_its_writing_thread() {
 #[cfg(target_os = "linux")]
 #[test]
 fn an_input_cut_short_while_converted_is_an_error() {
+    // Small inputs mapped, as the CLI has them.
+    prvsight::sqlfile::mapped::enable();
     for (name, opts) in [
         ("one-thread", one_thread()),
         ("default", Options::default()),

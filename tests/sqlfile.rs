@@ -228,6 +228,9 @@ fn what_it_does_not_read_is_declined() {
 
 #[test]
 fn a_truncated_file_is_an_error_not_a_panic() {
+    // Small files mapped, as the CLI has them.
+    #[cfg(target_os = "linux")]
+    prvsight::sqlfile::mapped::enable();
     let dir = std::env::temp_dir().join(format!("prvsight-sqlfile-trunc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("t.sqlite");

@@ -849,7 +849,7 @@ fn read_all(list: &Array, opts: &str, inspected: Option<bool>) -> Result<Vec<Str
 }
 
 /// The page inspects the files as they are picked and keeps them open, with the conversion's
-/// plan, for the conversion that follows (src/wasm/kept.rs). That conversion gives the bytes a
+/// plan, for the conversion that follows (src/wasm/warm_start.rs). That conversion gives the bytes a
 /// fresh one gives, whatever its options (the plan is used only where they plan alike), on one
 /// worker or on the reader of a split one; and it reads the kept exports instead of opening
 /// the inputs again, which shows here as other bytes under the same name and size converting

@@ -11,7 +11,7 @@
 //! host threads Running between traced calls. The gap after an operation needs the start of the
 //! next one on the same resource; the readers deliver it with each record (`next_on_*`).
 
-use crate::{FastMap, FastSet};
+use crate::FastMap;
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -31,35 +31,18 @@ use crate::options::Family;
 const MAX_EVENT_VALUE: u64 = 1 << 53;
 
 /// Body lines are gathered and handed to the .prv output this many bytes at a time: two calls
-/// through `dyn Write` per line cost more than formatting the line when the output was a gzip
-/// encoder (bundle of the 100 MB benchmark input at level 6: 26.6 s before, 14.7 s after).
+/// through `dyn Write` per line cost more than formatting the line when the output is a gzip
+/// encoder.
 const OUT_CHUNK: usize = 64 * 1024;
 /// Line buffers of written pending lines kept for reuse (one allocation less per interval).
 const SPARE_LINES: usize = 4096;
 
-/// Where an event type's value labels come from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ValueLabels {
-    /// Values are interned names (value = name id + offset).
-    Names,
-    /// Raw numbers, no labels.
-    Numeric,
-    /// Fixed labels of memory operations / memory kinds.
-    MemoryOps,
-    MemKinds,
-    /// CPU number + 1.
-    Cpu,
-    /// ENUM_OPENACC_EVENT_KIND id + 1.
-    AccKind,
-    /// Fixed NCCL code tables (model::nccl).
-    NcclCollective,
-    NcclAlgorithm,
-    NcclProtocol,
-    NcclDatatype,
-    NcclOp,
-    /// Extrae MPI values (known calls) or name ids past [`super::mpi::UNKNOWN_MPI_BASE`].
-    Mpi,
-}
+mod records;
+mod used_types;
+
+pub use records::metric_type;
+pub use used_types::ValueLabels;
+pub(crate) use used_types::{SeenValues, UsedType, UsedTypes};
 
 /// Per-thread state bookkeeping.
 #[derive(Clone, Default)]
@@ -73,120 +56,6 @@ struct ThreadState {
     nvtx_open: BTreeMap<u32, Vec<Ns>>,
     /// Open NCCL-domain ranges: (end, payload pairs), for attaching payloads to kernels.
     nccl_open: Vec<(Ns, Vec<(u32, u64)>)>,
-}
-
-/// An event type the trace uses: how its values are labelled (as its first event said), the
-/// values seen, and its `:type:` as lines write it — formatted once: an interval's two lines
-/// write every type twice, which was about half of all the numbers formatted.
-pub(crate) struct UsedType {
-    pub labels: ValueLabels,
-    pub values: SeenValues,
-    text: TypeText,
-    /// Type:value pairs written with it (for [`ParaverWriter::written`]).
-    pairs: u64,
-}
-
-/// The event types a trace uses, looked up for every event written: a small table of the
-/// types used last, by type modulo its size, in front of the map (an interval notes its types
-/// on every line, a kernel's a dozen, the same ones each time: hashing and probing the map
-/// was most of what noting cost).
-pub(crate) struct UsedTypes {
-    /// In the order of first use.
-    types: Vec<(u32, UsedType)>,
-    index: FastMap<u32, u32>,
-    /// By `ty % RECENT`: a type and its index in `types` + 1 (0: none).
-    recent: [(u32, u32); RECENT],
-}
-
-/// Slots of [`UsedTypes::recent`].
-const RECENT: usize = 64;
-
-impl Default for UsedTypes {
-    fn default() -> Self {
-        UsedTypes {
-            types: Vec::new(),
-            index: FastMap::default(),
-            recent: [(0, 0); RECENT],
-        }
-    }
-}
-
-impl UsedTypes {
-    /// Type `ty`, added as `new` gives it where it is not used yet.
-    #[inline]
-    fn get_or_add(&mut self, ty: u32, new: impl FnOnce() -> UsedType) -> &mut UsedType {
-        let slot = ty as usize % RECENT;
-        let i = match self.recent[slot] {
-            (t, i) if t == ty && i != 0 => i - 1,
-            _ => {
-                let types = &mut self.types;
-                let i = *self.index.entry(ty).or_insert_with(|| {
-                    types.push((ty, new()));
-                    u32::try_from(types.len() - 1).expect("fewer than 2^32 event types")
-                });
-                self.recent[slot] = (ty, i + 1);
-                i
-            }
-        };
-        &mut self.types[i as usize].1
-    }
-
-    /// One pair of `ty` counted as written will not be (an end line a later region took over).
-    fn unwrite(&mut self, ty: u32) {
-        if let Some(&i) = self.index.get(&ty) {
-            let e = &mut self.types[i as usize].1;
-            e.pairs = e.pairs.saturating_sub(1);
-        }
-    }
-
-    /// Every type used, with what it is (in the order of first use).
-    pub fn iter(&self) -> impl Iterator<Item = &(u32, UsedType)> {
-        self.types.iter()
-    }
-}
-
-/// The values of a labelled event type seen so far (its .pcf lists them). Values below
-/// [`DENSE_VALUES`] (name ids and codes: nearly all) are a bit each, the rest in a set: with a
-/// hash set insert per labelled event, `note` and its hashing were 7 % of the sinks' thread's
-/// samples (100 MB benchmark input), 5 % with the bits.
-#[derive(Default)]
-pub(crate) struct SeenValues {
-    bits: Vec<u64>,
-    large: FastSet<u64>,
-}
-
-/// Values kept as bits: at most 128 KiB of bits per event type.
-const DENSE_VALUES: u64 = 1 << 20;
-
-impl SeenValues {
-    #[inline]
-    fn insert(&mut self, v: u64) {
-        if v < DENSE_VALUES {
-            let word = (v / 64) as usize;
-            if word >= self.bits.len() {
-                self.bits.resize(word + 1, 0);
-            }
-            self.bits[word] |= 1 << (v % 64);
-        } else {
-            self.large.insert(v);
-        }
-    }
-
-    /// Every value seen, in increasing order.
-    pub fn sorted(&self) -> Vec<u64> {
-        let mut values = Vec::new();
-        for (w, &word) in self.bits.iter().enumerate() {
-            let mut rest = word;
-            while rest != 0 {
-                values.push(w as u64 * 64 + u64::from(rest.trailing_zeros()));
-                rest &= rest - 1;
-            }
-        }
-        let mut large: Vec<u64> = self.large.iter().copied().collect();
-        large.sort_unstable();
-        values.extend(large);
-        values
-    }
 }
 
 pub struct ParaverWriter<'w> {
@@ -586,350 +455,6 @@ impl<'w> ParaverWriter<'w> {
         }
         Ok(())
     }
-
-    fn name_value(n: NameId) -> u64 {
-        u64::from(n.0) + NAME_VALUE_OFFSET
-    }
-
-    /// NCCL facts of a communication kernel: parsed from its name, and the payload of the NCCL
-    /// range whose launch call caused it.
-    fn nccl_kernel_pairs(
-        &mut self,
-        op: &GpuOp,
-        name: NameId,
-        names: &Names,
-        pairs: &mut Vec<(u32, u64)>,
-        labels: &mut Vec<ValueLabels>,
-    ) {
-        use crate::model::nccl::parse_kernel_name;
-        let info = *self
-            .nccl_names
-            .entry(name)
-            .or_insert_with(|| parse_kernel_name(names.get(name)));
-        if let Some(i) = info {
-            for (ty, v, l) in [
-                (NCCL_COLLECTIVE, i.collective, ValueLabels::NcclCollective),
-                (NCCL_ALGORITHM, i.algorithm, ValueLabels::NcclAlgorithm),
-                (NCCL_PROTOCOL, i.protocol, ValueLabels::NcclProtocol),
-                (NCCL_DATATYPE, i.datatype, ValueLabels::NcclDatatype),
-                (NCCL_KERNEL_OP, i.op, ValueLabels::NcclOp),
-            ] {
-                if v != 0 {
-                    pairs.push((ty, u64::from(v)));
-                    labels.push(l);
-                }
-            }
-        }
-        let key = (self.process_of[op.thread.0 as usize], op.correlation_id);
-        if let Some(payload) = self.nccl_pending.remove(&key) {
-            for (ty, v) in payload {
-                labels.push(nccl_payload_labels(ty));
-                pairs.push((ty, v));
-            }
-        }
-    }
-
-    fn gpu(&mut self, op: &GpuOp, names: &Names) -> Result<()> {
-        self.busy(
-            op.thread,
-            op.start,
-            op.end,
-            op.next_on_stream,
-            states::of_gpu_op(&op.kind),
-        )?;
-        let family = match op.kind {
-            GpuOpKind::Kernel(_) => Family::Kernel,
-            GpuOpKind::Memcpy(_) => Family::Memcpy,
-            GpuOpKind::Memset(_) => Family::Memset,
-            GpuOpKind::Graph(_) => Family::Graphs,
-        };
-        if self.too_short(family, op.start, op.end) {
-            return Ok(());
-        }
-        use ValueLabels::*;
-        // The pairs are built in buffers kept between records (no allocation per operation).
-        let mut pairs = std::mem::take(&mut self.pairs);
-        let mut labels = std::mem::take(&mut self.labels);
-        pairs.clear();
-        labels.clear();
-        match &op.kind {
-            GpuOpKind::Kernel(k) => {
-                let ty = if k.class == KernelClass::Communication {
-                    COMM_KERNEL
-                } else {
-                    KERNEL
-                };
-                pairs.extend_from_slice(&[
-                    (ty, Self::name_value(k.name)),
-                    (KERNEL_SHORT_NAME, Self::name_value(k.short_name)),
-                    (GRID_X, u64::from(k.grid[0])),
-                    (GRID_Y, u64::from(k.grid[1])),
-                    (GRID_Z, u64::from(k.grid[2])),
-                    (BLOCK_X, u64::from(k.block[0])),
-                    (BLOCK_Y, u64::from(k.block[1])),
-                    (BLOCK_Z, u64::from(k.block[2])),
-                    (STATIC_SHARED_MEMORY, u64::from(k.static_shared_memory)),
-                    (DYNAMIC_SHARED_MEMORY, u64::from(k.dynamic_shared_memory)),
-                    (LOCAL_MEMORY_TOTAL, k.local_memory_total),
-                    (REGISTERS_PER_THREAD, u64::from(k.registers_per_thread)),
-                    (
-                        LOCAL_MEMORY_PER_THREAD,
-                        u64::from(k.local_memory_per_thread),
-                    ),
-                    (CORRELATION_ID, op.correlation_id),
-                ]);
-                labels.extend([Names, Names]);
-                labels.resize(pairs.len(), Numeric);
-                if k.class == KernelClass::Communication {
-                    self.nccl_kernel_pairs(op, k.name, names, &mut pairs, &mut labels);
-                }
-            }
-            GpuOpKind::Memcpy(m) => {
-                pairs.extend_from_slice(&[
-                    (GPU_MEMORY_OP, memcpy_value(m.copy_kind)),
-                    (MEMORY_OP_BYTES, m.bytes),
-                    (MEMCPY_SRC_KIND, m.src_kind.map_or(0, mem_kind_value)),
-                    (MEMCPY_DST_KIND, m.dst_kind.map_or(0, mem_kind_value)),
-                    (CORRELATION_ID, op.correlation_id),
-                ]);
-                labels.extend_from_slice(&[MemoryOps, Numeric, MemKinds, MemKinds, Numeric]);
-            }
-            GpuOpKind::Memset(m) => {
-                pairs.extend_from_slice(&[
-                    (GPU_MEMORY_OP, MEMSET_OP_VALUE),
-                    (MEMORY_OP_BYTES, m.bytes),
-                    (MEMSET_VALUE, m.value),
-                    (CORRELATION_ID, op.correlation_id),
-                ]);
-                labels.extend_from_slice(&[MemoryOps, Numeric, Numeric, Numeric]);
-            }
-            GpuOpKind::Graph(gx) => {
-                pairs.extend_from_slice(&[
-                    (GRAPH_EXEC, Self::name_value(gx.name)),
-                    (GRAPH_ID, gx.graph_id),
-                    (GRAPH_EXEC_ID, gx.exec_id),
-                    (CORRELATION_ID, op.correlation_id),
-                ]);
-                labels.extend_from_slice(&[Names, Numeric, Numeric, Numeric]);
-            }
-        }
-        if let Some(node) = op.graph_node_id {
-            pairs.push((GRAPH_NODE_ID, node));
-            labels.push(Numeric);
-        }
-        let written = self.interval(op.thread, op.start, op.end, &pairs, &labels, true);
-        self.pairs = pairs;
-        self.labels = labels;
-        written
-    }
-
-    fn host(&mut self, call: &HostCall, names: &Names) -> Result<()> {
-        self.busy(
-            call.thread,
-            call.start,
-            call.end,
-            call.next_on_thread,
-            states::of_host(call.activity),
-        )?;
-        let family = match call.kind {
-            HostCallKind::Cuda(_) => Family::CudaApi,
-            HostCallKind::Mpi(_) => Family::Mpi,
-            HostCallKind::Os(_) => Family::Osrt,
-            HostCallKind::OpenAcc(_) => Family::OpenAcc,
-        };
-        if self.too_short(family, call.start, call.end) {
-            return Ok(());
-        }
-        match &call.kind {
-            HostCallKind::Cuda(c) => {
-                self.note_nccl_launch(call, c, names);
-                let pairs = [
-                    (CUDA_API, Self::name_value(c.name)),
-                    (CORRELATION_ID, c.correlation_id),
-                ];
-                self.interval(
-                    call.thread,
-                    call.start,
-                    call.end,
-                    &pairs,
-                    &[ValueLabels::Names, ValueLabels::Numeric],
-                    true,
-                )
-            }
-            HostCallKind::OpenAcc(a) => {
-                let c = match a.class {
-                    AccClass::Other => 0,
-                    AccClass::Data => 1,
-                    AccClass::Launch => 2,
-                };
-                let mut pairs = vec![
-                    (ACC_EVENT_KIND + c, u64::from(a.event_kind) + 1),
-                    (ACC_CONSTRUCT + c, Self::name_value(a.construct)),
-                ];
-                let mut labels = vec![ValueLabels::AccKind, ValueLabels::Names];
-                if let Some(f) = a.function {
-                    pairs.push((ACC_FUNCTION + c, Self::name_value(f)));
-                    labels.push(ValueLabels::Names);
-                }
-                if let (Some(b), AccClass::Data) = (a.bytes, a.class) {
-                    pairs.push((ACC_BYTES, b));
-                    labels.push(ValueLabels::Numeric);
-                }
-                if let Some(k) = a.kernel {
-                    pairs.push((ACC_KERNEL, Self::name_value(k)));
-                    labels.push(ValueLabels::Names);
-                }
-                self.interval(call.thread, call.start, call.end, &pairs, &labels, true)
-            }
-            HostCallKind::Os(o) => {
-                let pairs = [(OS_CALL, Self::name_value(o.name))];
-                self.interval(
-                    call.thread,
-                    call.start,
-                    call.end,
-                    &pairs,
-                    &[ValueLabels::Names],
-                    true,
-                )
-            }
-            HostCallKind::Mpi(m) => {
-                use super::mpi;
-                let name = names.get(m.name);
-                let value =
-                    mpi::extrae_value(name).unwrap_or(mpi::UNKNOWN_MPI_BASE + u64::from(m.name.0));
-                let mut pairs = vec![(mpi::type_of(name, m.class), value)];
-                let mut labels = vec![ValueLabels::Mpi];
-                if m.class == MpiClass::Collective {
-                    pairs.push((mpi::MPI_GLOBAL_SEND_SIZE, m.bytes_sent.unwrap_or(0)));
-                    pairs.push((mpi::MPI_GLOBAL_RECV_SIZE, m.bytes_received.unwrap_or(0)));
-                    labels.extend([ValueLabels::Numeric; 2]);
-                } else if m.class == MpiClass::PointToPoint {
-                    pairs.push((mpi::MPI_P2P_SIZE, m.bytes_sent.unwrap_or(0)));
-                    let peer = m.peer.and_then(|p| u64::try_from(p + 1).ok()).unwrap_or(0);
-                    pairs.push((mpi::MPI_P2P_PEER, peer));
-                    labels.extend([ValueLabels::Numeric; 2]);
-                }
-                self.interval(call.thread, call.start, call.end, &pairs, &labels, true)
-            }
-        }
-    }
-
-    /// A kernel launch inside an open NCCL range carries that range's payload to its kernel.
-    fn note_nccl_launch(&mut self, call: &HostCall, c: &CudaCall, names: &Names) {
-        let open = &mut self.threads[call.thread.0 as usize].nccl_open;
-        open.retain(|(end, _)| *end > call.start);
-        if let Some((_, payload)) = open.last() {
-            if !payload.is_empty() && names.get(c.name).contains("LaunchKernel") {
-                let key = (self.process_of[call.thread.0 as usize], c.correlation_id);
-                self.nccl_pending.insert(key, payload.clone());
-            }
-        }
-    }
-
-    /// True when `--min-duration` leaves this region out of the events.
-    fn too_short(&self, family: Family, start: Ns, end: Ns) -> bool {
-        self.min_duration
-            .get(&family)
-            .is_some_and(|&min| end - start < min)
-    }
-
-    fn nvtx(&mut self, r: &NvtxRange) -> Result<()> {
-        if self.too_short(Family::Nvtx, r.start, r.end) {
-            return Ok(());
-        }
-        let value = Self::name_value(r.name);
-        let mut pairs: Vec<(u32, u64)> = Vec::with_capacity(3);
-        let mut labels = Vec::with_capacity(3);
-        match r.kind {
-            NvtxRangeKind::PushPop => {
-                let base = self.domain_types[r.domain as usize];
-                pairs.push((base, value));
-                labels.push(ValueLabels::Names);
-                // Nesting level: ranges of this thread and domain still open at our start.
-                let open = self.threads[r.thread.0 as usize]
-                    .nvtx_open
-                    .entry(r.domain)
-                    .or_default();
-                open.retain(|&e| e > r.start);
-                open.push(r.end);
-                // The NCCL domain's neighbours (9501+) hold NCCL payload fields: no level types there.
-                if base != NVTX_NCCL_DOMAIN {
-                    let level = (open.len() as u32).min(NVTX_MAX_LEVEL);
-                    pairs.push((base + level, value));
-                    labels.push(ValueLabels::Names);
-                }
-            }
-            NvtxRangeKind::StartEnd => {
-                pairs.push((NVTX_START_END, value));
-                labels.push(ValueLabels::Names);
-            }
-        }
-        if let Some(c) = r.category {
-            pairs.push((NVTX_CATEGORY, Self::name_value(c)));
-            labels.push(ValueLabels::Names);
-        }
-        if self.domain_types[r.domain as usize] == NVTX_NCCL_DOMAIN {
-            let payload = r
-                .payload_json
-                .as_deref()
-                .and_then(crate::model::nccl::parse_payload)
-                .map(|p| nccl_payload_pairs(&p))
-                .unwrap_or_default();
-            for (ty, v) in &payload {
-                pairs.push((*ty, *v));
-                labels.push(nccl_payload_labels(*ty));
-            }
-            let open = &mut self.threads[r.thread.0 as usize].nccl_open;
-            open.retain(|(end, _)| *end > r.start);
-            open.push((r.end, payload));
-        }
-        self.interval(r.thread, r.start, r.end, &pairs, &labels, false)
-    }
-
-    fn link(&mut self, l: &Link) -> Result<()> {
-        let (st, sth) = self.ids[l.from.0 as usize];
-        let (rt, rth) = self.ids[l.to.0 as usize];
-        let tag = match l.kind {
-            LinkKind::Launch => TAG_LAUNCH,
-            LinkKind::Memory => TAG_MEMORY,
-        };
-        let recv = [
-            u64::from(rt),
-            u64::from(rth),
-            l.recv,
-            l.recv,
-            l.bytes.min(MAX_EVENT_VALUE),
-            tag,
-        ];
-        self.write_communication([u64::from(st), u64::from(sth), l.send, l.send], recv)
-    }
-
-    /// `3:0:1:task:thread:lsend:psend:0:1:task:thread:lrecv:precv:size:tag`, written.
-    fn write_communication(&mut self, send: [u64; 4], recv: [u64; 6]) -> Result<()> {
-        self.tally.comm(recv[5]);
-        // Task and thread, then the two times (through the kept timestamps), on either side.
-        self.write_built(|w, s| {
-            s.extend_from_slice(b"3:0:1:");
-            for (k, v) in send.into_iter().enumerate() {
-                if k < 2 {
-                    push_u64(s, v);
-                } else {
-                    w.stamps.push(s, v);
-                }
-                s.push(b':');
-            }
-            s.extend_from_slice(b"0:1:");
-            for (k, v) in recv.into_iter().enumerate() {
-                if (2..4).contains(&k) {
-                    w.stamps.push(s, v);
-                } else {
-                    push_u64(s, v);
-                }
-                s.push(b':');
-            }
-            s.pop();
-        })
-    }
 }
 
 /// An end line to write again: its slot, its time and its pairs.
@@ -942,60 +467,6 @@ fn shown_after(pairs: &[(u32, u64)], after: &[Option<u64>]) -> Vec<(u32, u64)> {
         .zip(after)
         .filter_map(|(&(ty, _), a)| a.map(|v| (ty, v)))
         .collect()
-}
-
-/// Event type of GPU metric `id`: 9400 + id as nsys2prv numbers them (its cfgs rely on it), or
-/// 94 000 000 + id for ids that would run into the NCCL/NVTX types above 9500.
-pub fn metric_type(id: u32) -> u32 {
-    if id < 100 {
-        9400 + id
-    } else {
-        94_000_000 + id
-    }
-}
-
-/// The Paraver pairs of an NCCL payload (absent fields are not written; ranks as rank + 1).
-fn nccl_payload_pairs(p: &crate::model::nccl::NcclPayload) -> Vec<(u32, u64)> {
-    let mut v = Vec::new();
-    let mut push = |ty, x: Option<u64>| {
-        if let Some(x) = x {
-            v.push((ty, x));
-        }
-    };
-    push(NCCL_MESSAGE_SIZE, p.message_bytes);
-    push(NCCL_REDUCTION_OP, p.op.map(u64::from));
-    push(NCCL_PAYLOAD_DATATYPE, p.datatype.map(u64::from));
-    push(NCCL_PEER, p.peer.map(|r| r + 1));
-    push(NCCL_COMMUNICATOR, p.communicator);
-    push(NCCL_RANKS, p.ranks);
-    push(NCCL_RANK, p.rank.map(|r| r + 1));
-    v
-}
-
-fn nccl_payload_labels(ty: u32) -> ValueLabels {
-    match ty {
-        NCCL_REDUCTION_OP => ValueLabels::NcclOp,
-        NCCL_PAYLOAD_DATATYPE => ValueLabels::NcclDatatype,
-        _ => ValueLabels::Numeric,
-    }
-}
-
-impl ParaverWriter<'_> {
-    /// `3:` record of an MPI message: logical send = physical send = send call start; logical
-    /// receive = receive posted, physical receive = message available; tag = the MPI tag.
-    fn message(&mut self, m: &Message) -> Result<()> {
-        let (st, sth) = self.ids[m.from.0 as usize];
-        let (rt, rth) = self.ids[m.to.0 as usize];
-        let recv = [
-            u64::from(rt),
-            u64::from(rth),
-            m.recv_posted,
-            m.recv,
-            m.bytes.min(MAX_EVENT_VALUE),
-            m.tag.min(MAX_EVENT_VALUE),
-        ];
-        self.write_communication([u64::from(st), u64::from(sth), m.send, m.send], recv)
-    }
 }
 
 impl Sink for ParaverWriter<'_> {
@@ -1136,13 +607,9 @@ impl Sink for ParaverWriter<'_> {
     }
 }
 
-/// States cover every thread up to the trace's end, unless a record the readers announced (a
-/// thread's first activity, found by discovery; the next operation on a resource, read with the
-/// one before) never came: the export gave different rows to two reads of one table. Only a
-/// damaged file does that — SQLite itself may answer one query plan and not another on it (a
-/// fuzzed export: a call whose `eventClass` reads as NULL yet fails `eventClass IS NULL`). The
-/// trace would break Paraver's rule that states cover the thread, so that is an error naming the
-/// file and the thread.
+/// States cover every thread up to the trace's end, unless a record the readers announced never
+/// came (only a damaged export gives different rows to two reads of one table): that breaks
+/// Paraver's rule that states cover the thread, so it is an error naming the file and thread.
 fn uncovered_thread(threads: &[ThreadState], trace: &TraceInfo) -> Result<()> {
     let Some(i) = threads.iter().position(|t| t.covered < trace.end_time) else {
         return Ok(());
@@ -1195,35 +662,5 @@ impl ParaverWriter<'_> {
             }
         }
         format!("Event type {ty}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{SeenValues, DENSE_VALUES};
-
-    #[test]
-    fn seen_values_come_back_once_each_in_order() {
-        let mut seen = SeenValues::default();
-        let values = [
-            DENSE_VALUES,
-            5,
-            u64::MAX,
-            64,
-            0,
-            63,
-            DENSE_VALUES - 1,
-            5,
-            1 << 53,
-            65,
-            u64::MAX,
-            DENSE_VALUES,
-        ];
-        for v in values {
-            seen.insert(v);
-        }
-        let want: std::collections::BTreeSet<u64> = values.into_iter().collect();
-        assert_eq!(seen.sorted(), want.into_iter().collect::<Vec<_>>());
-        assert_eq!(SeenValues::default().sorted(), Vec::<u64>::new());
     }
 }

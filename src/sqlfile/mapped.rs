@@ -1,24 +1,18 @@
 //! A small input read through a memory map of its file (Linux): one mapping per file, shared by
-//! every pager of the process (discovery's two threads, the reading thread, its helpers).
+//! every pager of the process. Why: `pread` costs a system call and a copy per page, for each
+//! connection; mapped, the page cache's own pages are read in place.
 //!
-//! Why: read with `pread`, each page costs a system call and a copy out of the page cache into a
-//! pager's cache, and each connection reads the file again (discovery, then the stream): at 10 MB
-//! the reads were ~5 % of the conversion's CPU, and the conversion is bound by the two cores'
-//! CPU (docs/PERFORMANCE.md items 38–39). Mapped, the page cache's own pages are read in place.
+//! Opt-in: a library must not take over a process-wide signal, so nothing is mapped (and no
+//! handler installed) until the program calls [`enable`], as the `prvsight` CLI does.
 //!
 //! Two limits make it safe:
-//! * At most [`MAPPED_MAX`] bytes are mapped at once, over all inputs: mapped pages count in
-//!   the process's resident memory, which must not grow with the inputs (a larger file, or one
-//!   that would take the mapped bytes over the limit, is read with `pread`).
-//! * A file that shrinks while mapped (truncated by another program) would kill the process
-//!   with `SIGBUS` where `pread` reports an error. A `SIGBUS` handler (installed with the first
-//!   mapping) puts a page of zeros where the file's page was and marks the mapping; the pager
-//!   checks the mark after every read of it ([`FileMap::shrank`]) and reports the damage. The
-//!   part of the last page past the new end reads as zeros without a fault, so a conversion
-//!   also asks, when its reading is done, whether the file still has its size
-//!   ([`FileMap::unchanged`], `Export::check_unchanged`): no output is made of bytes the file
-//!   lost. A `SIGBUS` elsewhere goes to the handler that was there before (the process's
-//!   default: it ends).
+//! * At most [`MAPPED_MAX`] bytes are mapped at once, over all inputs (mapped pages count in the
+//!   resident memory, which must not grow with the inputs); other files are read with `pread`.
+//! * A file truncated while mapped would kill the process with `SIGBUS`. The `SIGBUS` handler
+//!   (installed with the first mapping) puts a page of zeros in place and marks the mapping,
+//!   which the pager checks after every read ([`FileMap::shrank`]); as the tail of the last page
+//!   reads as zeros without a fault, a conversion also checks the size when its reading is done
+//!   ([`FileMap::unchanged`]). A `SIGBUS` elsewhere goes to the previous handler.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -28,6 +22,15 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 /// The most bytes mapped at once, over all files (see the module doc): the peak resident memory
 /// grows by at most this.
 pub const MAPPED_MAX: u64 = 64 << 20;
+
+/// Whether the program allowed mappings ([`enable`]).
+static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// Lets the process read small inputs through a memory map, with the `SIGBUS` handler that the
+/// first mapping installs: the program's choice (the CLI makes it), never the library's.
+pub fn enable() {
+    ENABLED.store(true, Ordering::Release);
+}
 
 /// Mappings that can be live at once (the handler looks them up without a lock).
 const SLOTS: usize = 16;
@@ -65,13 +68,17 @@ pub struct FileMap {
 // SAFETY: the mapping is read-only and lives until drop; the handler only replaces pages with
 // zeros (never unmaps), so a slice of it stays valid on any thread.
 unsafe impl Send for FileMap {}
+// SAFETY: as for Send: shared access only reads the mapping and atomics.
 unsafe impl Sync for FileMap {}
 
 impl FileMap {
     /// The mapping of the file at `path`, shared with the other pagers of the process; `None`
     /// where the file is empty, cannot be opened or mapped, or would take the bytes mapped over
-    /// [`MAPPED_MAX`].
+    /// [`MAPPED_MAX`], or where the program did not [`enable`] mappings.
     pub fn of(path: &Path) -> Option<Arc<FileMap>> {
+        if !ENABLED.load(Ordering::Acquire) {
+            return None;
+        }
         let file = std::fs::File::open(path).ok()?;
         let meta = file.metadata().ok()?;
         if !meta.is_file() || meta.len() == 0 || meta.len() > MAPPED_MAX {
@@ -249,6 +256,7 @@ mod tests {
     use super::*;
 
     fn scratch(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+        enable();
         let dir = std::env::temp_dir().join(format!("prvsight-mapped-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);

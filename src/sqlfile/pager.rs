@@ -14,10 +14,7 @@ use crate::FastMap;
 
 /// Bytes of pages kept per pager (one per input's readers). Each seek walks root → interior
 /// pages → leaf; the interior pages the readers are in stay, leaves come and go. Its slots are
-/// memory first touched as they fill, so its size is paid in page faults: 2 MiB cost a 10 MB
-/// conversion ~1 200 faults more than 512 KiB (discovery's two pagers and the reading
-/// thread's each fill theirs) for 1.6 % fewer page reads at 100 MB (docs/PERFORMANCE.md item
-/// 31); 128 KiB read 12 % more.
+/// memory first touched as they fill, so a larger cache costs page faults for few fewer reads.
 const CACHE_BYTES: usize = 512 << 10;
 
 /// The pages of one connection's main database.
@@ -73,6 +70,7 @@ impl<'c> Pager<'c> {
         else {
             return Ok(None);
         };
+        // SAFETY: checked non-null above.
         let size_fn = unsafe { (*methods).xFileSize };
         let mut pager = Pager {
             conn,

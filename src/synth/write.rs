@@ -70,7 +70,7 @@ pub(super) fn insert(
 
 /// `YYYY-MM-DDTHH:MM:SS` of a UTC epoch time.
 fn civil(utc_ns: i64) -> String {
-    let c = crate::civil::from_unix_ns(utc_ns);
+    let c = crate::dates::from_unix_ns(utc_ns);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
         c.year, c.month, c.day, c.hour, c.minute, c.second

@@ -73,11 +73,9 @@ impl ReadAt for BlobSource {
 }
 
 /// Leaves the garbage collector a reason to run: each read of the user's file gives a fresh
-/// ArrayBuffer whose memory V8 frees only when it collects, and a conversion is one long call
-/// that allocates next to nothing in JS, so nothing prompted a collection: reading a 1.8 GB
-/// export grew a worker by ~870 MB of such buffers. A throwaway array of 1/16 of the bytes
-/// read (young-generation garbage) brings the collections that free them: ~180 MB
-/// (docs/PERFORMANCE.md, "Browser memory").
+/// ArrayBuffer that V8 frees only when it collects, and a conversion allocates next to nothing
+/// else in JS; a throwaway array of 1/16 of the bytes read (young-generation garbage) brings
+/// the collections that free them.
 fn nudge_collector(bytes_read: usize) {
     let n = (bytes_read / 128) as u32;
     if n > 0 {

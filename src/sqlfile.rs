@@ -1,13 +1,9 @@
 //! Reading SQLite's file format directly: the rows of a table, in rowid order, from a rowid on.
 //!
-//! Why: through SQLite, every row of a scan passes its bytecode engine (an `OP_Column` per column,
-//! a result row) and rusqlite's checked accessors (a type call and a value call per column). The
-//! conversion reads every row of the big tables at least twice (the survey of the sort-free
-//! readers, then the rows themselves by rowid range), and on the 100 MB benchmark input SQLite's
-//! engine and the column copies were ~60 % of the reading thread, the one that bounds a
-//! conversion (docs/PERFORMANCE.md). Table B-trees and records are a stable, documented format
-//! (<https://www.sqlite.org/fileformat2.html>): walking them here decodes only the columns asked
-//! for, straight into the reader's rows.
+//! Why: through SQLite, every row of a scan passes its bytecode engine and rusqlite's checked
+//! accessors, which was most of the reading thread that bounds a conversion. Table B-trees and
+//! records are a stable, documented format (<https://www.sqlite.org/fileformat2.html>): walking
+//! them here decodes only the columns asked for, straight into the reader's rows.
 //!
 //! What is read: ordinary rowid tables of a UTF-8 database in rollback-journal mode, as SQLite
 //! itself gives their values (integers, reals, text, blobs, NULL; the REAL affinity's integers as

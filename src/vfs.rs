@@ -161,6 +161,8 @@ fn unique_name(label: &str) -> String {
 fn register() -> std::result::Result<(), String> {
     static REGISTERED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
     REGISTERED
+        // SAFETY: SQLite's VFS API used as documented; the struct registered is leaked, so it
+        // lives as long as the process, as SQLite requires.
         .get_or_init(|| unsafe {
             let default = ffi::sqlite3_vfs_find(ptr::null());
             if default.is_null() {
@@ -202,10 +204,12 @@ fn register() -> std::result::Result<(), String> {
         .clone()
 }
 
+// SAFETY: `vfs` is ours, registered with the default VFS as its app data (`register`).
 unsafe fn default_vfs(vfs: *mut ffi::sqlite3_vfs) -> *mut ffi::sqlite3_vfs {
     (*vfs).pAppData.cast()
 }
 
+// SAFETY: `name` is null or a NUL-terminated name from SQLite.
 unsafe fn is_ours(name: *const c_char) -> bool {
     !name.is_null()
         && CStr::from_ptr(name)
@@ -235,6 +239,8 @@ static IO_METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
     xUnfetch: None,
 };
 
+// SAFETY: SQLite's xOpen contract: `file` is szOsFile bytes (at least a VFile), `name` a
+// NUL-terminated name or null, `out_flags` null or writable.
 unsafe extern "C" fn x_open(
     vfs: *mut ffi::sqlite3_vfs,
     name: ffi::sqlite3_filename,
@@ -274,6 +280,7 @@ unsafe extern "C" fn x_open(
     ffi::SQLITE_OK
 }
 
+// SAFETY: SQLite's xDelete contract: our VFS and a NUL-terminated name.
 unsafe extern "C" fn x_delete(
     vfs: *mut ffi::sqlite3_vfs,
     name: *const c_char,
@@ -289,6 +296,7 @@ unsafe extern "C" fn x_delete(
     }
 }
 
+// SAFETY: SQLite's xAccess contract: a NUL-terminated name, `res` writable.
 unsafe extern "C" fn x_access(
     vfs: *mut ffi::sqlite3_vfs,
     name: *const c_char,
@@ -310,6 +318,7 @@ unsafe extern "C" fn x_access(
     }
 }
 
+// SAFETY: SQLite's xFullPathname contract: `out` holds `n_out` bytes.
 unsafe extern "C" fn x_full_pathname(
     vfs: *mut ffi::sqlite3_vfs,
     name: *const c_char,
@@ -331,6 +340,7 @@ unsafe extern "C" fn x_full_pathname(
     }
 }
 
+// SAFETY: SQLite's xRandomness contract, forwarded to the default VFS.
 unsafe extern "C" fn x_randomness(vfs: *mut ffi::sqlite3_vfs, n: c_int, out: *mut c_char) -> c_int {
     let d = default_vfs(vfs);
     match (*d).xRandomness {
@@ -339,6 +349,7 @@ unsafe extern "C" fn x_randomness(vfs: *mut ffi::sqlite3_vfs, n: c_int, out: *mu
     }
 }
 
+// SAFETY: SQLite's xSleep contract, forwarded to the default VFS.
 unsafe extern "C" fn x_sleep(vfs: *mut ffi::sqlite3_vfs, us: c_int) -> c_int {
     let d = default_vfs(vfs);
     match (*d).xSleep {
@@ -347,6 +358,7 @@ unsafe extern "C" fn x_sleep(vfs: *mut ffi::sqlite3_vfs, us: c_int) -> c_int {
     }
 }
 
+// SAFETY: SQLite's xCurrentTime contract: `out` writable.
 unsafe extern "C" fn x_current_time(vfs: *mut ffi::sqlite3_vfs, out: *mut f64) -> c_int {
     let d = default_vfs(vfs);
     match (*d).xCurrentTime {
@@ -359,6 +371,7 @@ unsafe extern "C" fn x_current_time(vfs: *mut ffi::sqlite3_vfs, out: *mut f64) -
     }
 }
 
+// SAFETY: SQLite's xGetLastError contract, forwarded to the default VFS.
 unsafe extern "C" fn x_get_last_error(
     vfs: *mut ffi::sqlite3_vfs,
     n: c_int,
@@ -371,10 +384,13 @@ unsafe extern "C" fn x_get_last_error(
     }
 }
 
+// SAFETY: `file` is a VFile opened by `x_open` and not yet closed (SQLite calls its
+// methods only then, one at a time), so its cache pointer is live and not aliased.
 unsafe fn cache<'a>(file: *mut ffi::sqlite3_file) -> &'a mut BlockCache {
     &mut *(*file.cast::<VFile>()).cache
 }
 
+// SAFETY: SQLite closes an open VFile once: its boxes from `x_open` are freed here only.
 unsafe extern "C" fn f_close(file: *mut ffi::sqlite3_file) -> c_int {
     let f = file.cast::<VFile>();
     let cache = Box::from_raw((*f).cache);
@@ -386,6 +402,7 @@ unsafe extern "C" fn f_close(file: *mut ffi::sqlite3_file) -> c_int {
     ffi::SQLITE_OK
 }
 
+// SAFETY: SQLite's xRead contract: an open VFile, `buf` writable for `amount` bytes.
 unsafe extern "C" fn f_read(
     file: *mut ffi::sqlite3_file,
     buf: *mut c_void,
@@ -408,7 +425,7 @@ unsafe extern "C" fn f_read(
     }
 }
 
-unsafe extern "C" fn f_write(
+extern "C" fn f_write(
     _: *mut ffi::sqlite3_file,
     _: *const c_void,
     _: c_int,
@@ -417,14 +434,15 @@ unsafe extern "C" fn f_write(
     ffi::SQLITE_READONLY
 }
 
-unsafe extern "C" fn f_truncate(_: *mut ffi::sqlite3_file, _: ffi::sqlite3_int64) -> c_int {
+extern "C" fn f_truncate(_: *mut ffi::sqlite3_file, _: ffi::sqlite3_int64) -> c_int {
     ffi::SQLITE_READONLY
 }
 
-unsafe extern "C" fn f_sync(_: *mut ffi::sqlite3_file, _: c_int) -> c_int {
+extern "C" fn f_sync(_: *mut ffi::sqlite3_file, _: c_int) -> c_int {
     ffi::SQLITE_OK
 }
 
+// SAFETY: SQLite's xFileSize contract: an open VFile, `size` writable.
 unsafe extern "C" fn f_file_size(
     file: *mut ffi::sqlite3_file,
     size: *mut ffi::sqlite3_int64,
@@ -434,23 +452,24 @@ unsafe extern "C" fn f_file_size(
 }
 
 /// Locks are no-ops: the source never changes and nobody else writes it.
-unsafe extern "C" fn f_lock(_: *mut ffi::sqlite3_file, _: c_int) -> c_int {
+extern "C" fn f_lock(_: *mut ffi::sqlite3_file, _: c_int) -> c_int {
     ffi::SQLITE_OK
 }
 
+// SAFETY: SQLite's xCheckReservedLock contract: `res` writable.
 unsafe extern "C" fn f_check_reserved_lock(_: *mut ffi::sqlite3_file, res: *mut c_int) -> c_int {
     *res = 0;
     ffi::SQLITE_OK
 }
 
-unsafe extern "C" fn f_file_control(_: *mut ffi::sqlite3_file, _: c_int, _: *mut c_void) -> c_int {
+extern "C" fn f_file_control(_: *mut ffi::sqlite3_file, _: c_int, _: *mut c_void) -> c_int {
     ffi::SQLITE_NOTFOUND
 }
 
-unsafe extern "C" fn f_sector_size(_: *mut ffi::sqlite3_file) -> c_int {
+extern "C" fn f_sector_size(_: *mut ffi::sqlite3_file) -> c_int {
     4096
 }
 
-unsafe extern "C" fn f_device_characteristics(_: *mut ffi::sqlite3_file) -> c_int {
+extern "C" fn f_device_characteristics(_: *mut ffi::sqlite3_file) -> c_int {
     ffi::SQLITE_IOCAP_IMMUTABLE
 }
