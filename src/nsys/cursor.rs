@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rusqlite::types::ValueRef;
-use rusqlite::{Rows, Statement};
+use rusqlite::Statement;
 
 use super::discover::StreamKey;
 use super::partitioned::{NextRow, OrderedRows, PartitionedRows};
@@ -169,7 +169,7 @@ pub enum Partitioned {
 /// Where a cursor's rows come from.
 pub enum RowSource<'s> {
     /// One SQL query that sorts and gives the lookahead itself (`ORDER BY`, `LEAD`).
-    Sql(OwnedRows<'s>),
+    Sql(SqlRows<'s>),
     /// Per-resource runs already in time order, merged in Rust (see partitioned.rs): the host
     /// calls' reader, whose calls may feed the link join ([`Cursor::tap`]).
     Partitioned(Box<PartitionedRows<'s>>),
@@ -183,48 +183,47 @@ pub enum RowSource<'s> {
     Keyed(Box<super::keyed::KeyedRows<'s>>),
 }
 
-/// A query's rows together with their statement. rusqlite's `Rows` borrow a statement that must
-/// live elsewhere; a cursor kept between calls (the browser's reader gives its records a batch
-/// at a time) has nowhere else to keep it.
-pub struct OwnedRows<'c> {
-    rows: std::mem::ManuallyDrop<Rows<'c>>,
-    /// Owned (from `Box::into_raw`), read only through `rows`, freed after them.
-    statement: std::ptr::NonNull<Statement<'c>>,
+/// A query's rows, stepped one call at a time without anything borrowing the statement between
+/// calls: each call steps through a fresh `Rows` that is forgotten, not dropped, since dropping
+/// it would reset the statement (a cursor is kept between calls: the browser's reader gives its
+/// records a batch at a time).
+pub struct SqlRows<'c> {
+    statement: Statement<'c>,
+    /// The last row was read (stepping again would restart the query).
+    done: bool,
 }
 
-impl<'c> OwnedRows<'c> {
-    /// Runs `statement` (no parameters).
-    pub fn new(statement: Statement<'c>) -> rusqlite::Result<OwnedRows<'c>> {
-        let statement = std::ptr::NonNull::from(Box::leak(Box::new(statement)));
-        // SAFETY: the statement is on the heap, owned by this value from here on, never moved or
-        // used but through `rows`, and freed only after `rows` (see Drop): the borrow `rows`
-        // holds stays valid as long as they do.
-        match unsafe { (*statement.as_ptr()).query([]) } {
-            Ok(rows) => Ok(OwnedRows {
-                rows: std::mem::ManuallyDrop::new(rows),
-                statement,
-            }),
-            Err(e) => {
-                // SAFETY: no rows borrow it; it came from Box::leak above.
-                drop(unsafe { Box::from_raw(statement.as_ptr()) });
-                Err(e)
-            }
+impl<'c> SqlRows<'c> {
+    /// The rows of `statement` (no parameters), read from the first call of
+    /// [`next_with`](Self::next_with) on.
+    pub fn new(statement: Statement<'c>) -> SqlRows<'c> {
+        SqlRows {
+            statement,
+            done: false,
         }
     }
 
-    /// The next row (rusqlite's `Rows::next`: a streaming iterator, not an `Iterator`).
-    pub fn next_row(&mut self) -> rusqlite::Result<Option<&rusqlite::Row<'c>>> {
-        self.rows.next()
-    }
-}
-
-impl Drop for OwnedRows<'_> {
-    fn drop(&mut self) {
-        // SAFETY: the rows first (they reset the statement), then the statement they borrowed,
-        // which came from Box::leak in `new` and is dropped once.
-        unsafe {
-            std::mem::ManuallyDrop::drop(&mut self.rows);
-            drop(Box::from_raw(self.statement.as_ptr()));
+    /// Hands the next row to `f` and returns what it gives; `None` after the last row.
+    #[inline]
+    pub fn next_with<T>(
+        &mut self,
+        f: impl FnOnce(&rusqlite::Row<'_>) -> T,
+    ) -> rusqlite::Result<Option<T>> {
+        if self.done {
+            return Ok(None);
+        }
+        let mut rows = self.statement.raw_query();
+        match rows.next() {
+            Ok(Some(row)) => {
+                let out = f(row);
+                // Not dropped: that would reset the statement to its first row.
+                std::mem::forget(rows);
+                Ok(Some(out))
+            }
+            end => {
+                self.done = true;
+                end.map(|_| None)
+            }
         }
     }
 }
@@ -248,12 +247,12 @@ impl Cursor<'_> {
         loop {
             let rec = match &mut self.rows {
                 RowSource::Sql(rows) => {
-                    let row = match rows.next_row() {
-                        Ok(Some(r)) => r,
+                    let (kind, source) = (self.kind, self.source);
+                    match rows.next_with(|row| decode(kind, row, source, cxs, names)) {
+                        Ok(Some(rec)) => rec?,
                         Ok(None) => return Ok(()),
                         Err(e) => return Err(Error::read(&cxs[self.source].file, self.what, e)),
-                    };
-                    decode(self.kind, row, self.source, cxs, names)?
+                    }
                 }
                 RowSource::Partitioned(p) => {
                     let Some(next) = p.next_row(&cxs[self.source].file)? else {
@@ -775,6 +774,25 @@ mod tests {
 
     fn read(view: &RowView<'_>, i: usize) -> Option<String> {
         view.get(i).ok().map(|v| format!("{v:?}"))
+    }
+
+    #[test]
+    fn sql_rows_step_on_across_calls_and_stop_at_the_end() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE TABLE t (x INTEGER);
+             WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < 300)
+             INSERT INTO t SELECT n FROM i;",
+        )
+        .unwrap();
+        let mut rows = SqlRows::new(conn.prepare("SELECT x FROM t ORDER BY x DESC").unwrap());
+        let mut got = Vec::new();
+        while let Some(x) = rows.next_with(|r| r.get::<_, i64>(0).unwrap()).unwrap() {
+            got.push(x);
+        }
+        assert_eq!(got, (1..=300).rev().collect::<Vec<i64>>());
+        // Not again from the first row.
+        assert!(rows.next_with(|_| ()).unwrap().is_none());
     }
 
     #[test]

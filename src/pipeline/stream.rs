@@ -9,7 +9,7 @@ use super::surveys::{survey_all, Job};
 use super::{record_family, Plan, FAMILY_NAMES};
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
-use crate::nsys::cursor::{Cursor, CursorKind, OwnedRows, Partitioned, Query, RowSource, SourceCx};
+use crate::nsys::cursor::{Cursor, CursorKind, SqlRows, Partitioned, Query, RowSource, SourceCx};
 use crate::nsys::discover::{Discovery, Keyed, ReaderScans};
 use crate::nsys::keyed::{KeySpec, KeyedRows};
 use crate::nsys::links::{Call, CallTap, FedLinks, LinkJoin, Operations};
@@ -605,9 +605,7 @@ impl<'c> Reader<'c> {
                 Some(f) => f,
                 None => {
                     let read = |e| Error::read(&ex.label, q.what, e);
-                    RowSource::Sql(
-                        OwnedRows::new(ex.conn.prepare(&q.sql).map_err(read)?).map_err(read)?,
-                    )
+                    RowSource::Sql(SqlRows::new(ex.conn.prepare(&q.sql).map_err(read)?))
                 }
             };
             cursors.push(Cursor {
