@@ -8,6 +8,7 @@ pub mod chrome;
 pub mod civil;
 #[cfg(not(target_family = "wasm"))]
 pub mod drop_behind;
+pub mod engine;
 
 /// Hash maps keyed by our own ids and names (no untrusted-key DoS to defend against): a fast,
 /// fixed-seed hasher instead of SipHash, which the profile showed at ~4 % of a conversion.

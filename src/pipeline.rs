@@ -12,7 +12,6 @@ mod inputs;
 #[cfg(not(target_family = "wasm"))]
 mod links_apart;
 mod stream;
-mod surveys;
 #[cfg(not(target_family = "wasm"))]
 mod threaded;
 
@@ -47,7 +46,7 @@ pub struct Summary {
     /// Things the user should know (data repaired, ranges closed), with how often they happened.
     pub warnings: Vec<String>,
     /// `FILE: WHAT` of every family that could have been read without SQL sorting but was sorted
-    /// by SQL, because its rows are not in per-resource runs (see nsys/partitioned.rs). Same
+    /// by SQL, because its rows are not in per-resource runs (see engine/partitioned.rs). Same
     /// output either way; only slower.
     pub sorted_by_sql: Vec<String>,
     /// The inputs whose CUDA calls were read once, for the host calls and for the links to
@@ -58,7 +57,7 @@ pub struct Summary {
     /// Whether the inputs were read on a second thread while the sinks wrote (see
     /// pipeline/threaded.rs). Same output either way.
     pub read_ahead: bool,
-    /// Helper threads that read rows for the reading thread (nsys/shipped.rs; none where the
+    /// Helper threads that read rows for the reading thread (engine/helper_threads.rs; none where the
     /// machine has no core for them). Same output either way.
     #[serde(default)]
     pub read_helpers: usize,

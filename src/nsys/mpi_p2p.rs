@@ -9,7 +9,9 @@
 
 use rusqlite::OptionalExtension;
 
-use super::cursor::{int, CursorKind, Fields, Query, SourceCx};
+use super::context::{SourceCx, int};
+use super::query::{CursorKind, Query};
+use crate::engine::row::Fields;
 use super::Export;
 use crate::error::{Error, Result};
 use crate::model::{Message, Record};

@@ -19,9 +19,9 @@
 
 use crate::error::Result;
 use crate::model::{Record, ThreadId};
-use crate::nsys::cursor::SourceCx;
+use crate::nsys::context::SourceCx;
 use crate::nsys::links::{FedLinks, Operations};
-use crate::nsys::partitioned::{OrderedRows, PartitionedRows};
+use crate::engine::partitioned::{OrderedRows, PartitionedRows};
 use crate::nsys::Export;
 use crate::options::{Options, ReadPages};
 use crate::sqlfile::Pager;

@@ -5,17 +5,21 @@ use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 
-use super::surveys::{survey_all, Job};
 use super::{record_family, Plan, FAMILY_NAMES};
+use crate::engine::Input;
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
-use crate::nsys::cursor::{Cursor, CursorKind, SqlRows, Partitioned, Query, RowSource, SourceCx};
-use crate::nsys::discover::{Discovery, Keyed, ReaderScans};
-use crate::nsys::keyed::{KeySpec, KeyedRows};
+use crate::nsys::cursor::{Cursor, RowSource};
+use crate::nsys::query::{CursorKind, Partitioned, Query};
+use crate::engine::sql_rows::SqlRows;
+use crate::nsys::context::SourceCx;
+use crate::nsys::discover::{Keyed, ReaderScans};
+use crate::engine::sort_keys::{KeySpec, KeyOrderRows};
 use crate::nsys::links::{Call, CallTap, FedLinks, LinkJoin, Operations};
-use crate::nsys::partitioned::{OrderedRows, PartitionedRows, Spec, Survey};
+use crate::engine::partitioned::parallel::{survey_all, Job};
+use crate::engine::partitioned::{OrderedRows, PartitionedRows, Spec, Survey};
 #[cfg(not(target_family = "wasm"))]
-use crate::nsys::shipped::Helpers;
+use crate::engine::helper_threads::Helpers;
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
 use crate::options::{Family, Options, ReadOrder, ReadPages};
 use crate::sqlfile::Pager;
@@ -73,7 +77,7 @@ impl EarlySurveys {
 }
 
 /// What the sort-free readers scan that discovery can scan in its own passes over the tables
-/// (nsys/scanset.rs): the partitioned readers' specs and the NVTX reader's sort keys that depend
+/// (engine/prepass.rs): the partitioned readers' specs and the NVTX reader's sort keys that depend
 /// on nothing discovery finds but the families present.
 pub(crate) struct EarlyScans {
     pub specs: Vec<Spec>,
@@ -100,10 +104,9 @@ impl EarlyScans {
 /// [`read_records`] builds them, so that it finds them equal; one that is not (the host calls
 /// when nsys 2022's NVTX MPI ranges join them) is surveyed then.
 pub(super) fn early_scans(ex: &Export, families: &BTreeSet<Family>, src: usize) -> EarlyScans {
-    let nothing_found = Discovery::default();
     let queries = gpu::query(&ex.schema, families, src)
         .into_iter()
-        .chain(host::query(&ex.schema, &nothing_found, families, src))
+        .chain(host::query(&ex.schema, &BTreeSet::new(), families, src))
         .chain(links::query(&ex.schema, families, src))
         .chain(families.contains(&Family::Sched).then(|| sched::query(src)))
         .chain(
@@ -133,7 +136,7 @@ pub(super) struct ReadSummary {
     pub warnings: Vec<String>,
     pub sorted_by_sql: Vec<String>,
     pub links_from_host_calls: Vec<String>,
-    /// Helper threads started (nsys/shipped.rs).
+    /// Helper threads started (engine/helper_threads.rs).
     pub helpers: usize,
 }
 
@@ -154,10 +157,10 @@ impl ReadSummary {
 /// The threads the reading side may use besides its own.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ReadThreads {
-    /// Threads for the surveys discovery did not make (surveys.rs).
+    /// Threads for the surveys discovery did not make (engine/partitioned/parallel.rs).
     pub surveys: usize,
     /// Helper threads at most for the partitioned readers that feed nothing else
-    /// (nsys/shipped.rs; native builds).
+    /// (engine/helper_threads.rs; native builds).
     #[cfg_attr(target_family = "wasm", allow(dead_code))]
     pub helpers: usize,
     /// Whether the link joins fed by the host calls' readers are made by the sinks' thread
@@ -390,7 +393,7 @@ impl<'c> Reader<'c> {
         for (src, ex) in exports.iter().enumerate() {
             let fams = &plan.families[src];
             queries.extend(gpu::query(&ex.schema, fams, src));
-            queries.extend(host::query(&ex.schema, &plan.discoveries[src], fams, src));
+            queries.extend(host::query(&ex.schema, &plan.discoveries[src].nvtx_mpi_domains, fams, src));
             if fams.contains(&Family::Nvtx) {
                 queries.push(nvtx::query(&ex.schema, src));
             }
@@ -453,14 +456,15 @@ impl<'c> Reader<'c> {
             }
         }
         let direct = opts.read_pages == ReadPages::Auto;
-        let mut outcomes = survey_all(exports, &jobs, threads.surveys, direct).into_iter();
+        let inputs: Vec<Input> = exports.iter().map(Export::input).collect();
+        let mut outcomes = survey_all(&inputs, &jobs, threads.surveys, direct).into_iter();
         let mut places = RowPlaces {
             pagers: exports
                 .iter()
                 .map(|ex| Pager::shared(&ex.conn, direct))
                 .collect(),
             #[cfg(not(target_family = "wasm"))]
-            helpers: (threads.helpers > 0).then(|| Helpers::new(exports, threads.helpers, direct)),
+            helpers: (threads.helpers > 0).then(|| Helpers::new(&inputs, threads.helpers, direct)),
         };
         let mut fast: Vec<Option<RowSource>> = Vec::with_capacity(queries.len());
         // Per query: the call tap a host cursor gets where the link join takes its calls, and
@@ -497,7 +501,7 @@ impl<'c> Reader<'c> {
                         .take_keys(spec);
                     match early.transpose().map_err(read)? {
                         Some(Some(keys)) => Some(RowSource::Keyed(Box::new(
-                            KeyedRows::from_keys(
+                            KeyOrderRows::from_keys(
                                 &ex.conn,
                                 places.pagers[q.source].clone(),
                                 q.what,

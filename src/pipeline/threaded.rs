@@ -26,7 +26,7 @@ pub(super) struct Reopen {
 const BATCH: usize = 2048;
 const IN_FLIGHT: usize = 8;
 
-/// Reading helpers at most (nsys/shipped.rs).
+/// Reading helpers at most (engine/helper_threads.rs).
 const MAX_HELPERS: usize = 4;
 
 /// What the reading thread sends: the names interned since its last message, then what happened.

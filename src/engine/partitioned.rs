@@ -35,9 +35,12 @@ use std::sync::Arc;
 use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
-use super::cursor::{CursorKind, Fields, RowBlock, RowView};
-use super::direct::{same_number, Plan, Row as DirectRow};
-use super::scanset::{ScanSet, Sql};
+pub mod parallel;
+
+use super::block::{RowBlock, RowView};
+use super::page_reader::{same_number, PageQuery, PageRow};
+use super::prepass::{Prepass, Sql};
+use super::row::Fields;
 use super::select::{Expr, Select};
 use crate::error::{Error, Result};
 use crate::sqlfile::{Pager, Record, TableCursor};
@@ -67,8 +70,6 @@ impl Member {
 /// What the SQL path reads as one query, in the partitioned reader's terms.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spec {
-    pub kind: CursorKind,
-    pub source: usize,
     pub what: &'static str,
     pub members: Vec<Member>,
     /// Expressions over a member's output that name the resource (the SQL path's `PARTITION BY`).
@@ -317,7 +318,7 @@ impl Survey {
 }
 
 /// The survey of one spec: a scan per member, which cuts its rows into per-resource sorted runs
-/// (see the module comment). The scans may go side by side with others (nsys/interleave.rs);
+/// (see the module comment). The scans may go side by side with others (engine/prepass/lockstep.rs);
 /// [`SurveyScans::finish`] then gives what scanning the members one after the other gives.
 pub struct SurveyScans<'s> {
     spec: &'s Spec,
@@ -340,7 +341,7 @@ impl<'s> SurveyScans<'s> {
     /// Adds the members' scans to `set`, in member order (by the direct reader where a member
     /// compiles for it: the same rows either way); [`finish`](Self::finish) takes how they
     /// ended. Returns how many were added.
-    pub fn register<'a>(&'a mut self, set: &mut ScanSet<'a>) -> usize {
+    pub fn register<'a>(&'a mut self, set: &mut Prepass<'a>) -> usize {
         let (spec, n) = (self.spec, self.members.len());
         for scan in self.members.iter_mut() {
             let query = survey_query(spec, scan.member);
@@ -388,7 +389,7 @@ impl<'s> SurveyScans<'s> {
 /// A survey made on its own (its members' scans in one pass per table).
 pub fn survey(conn: &Connection, spec: &Spec, direct: bool) -> rusqlite::Result<Option<Survey>> {
     let mut survey = SurveyScans::new(spec);
-    let mut set = ScanSet::new(conn, direct);
+    let mut set = Prepass::new(conn, direct);
     survey.register(&mut set);
     let ended = set.run();
     survey.finish(ended)
@@ -759,30 +760,30 @@ enum Block {
     Rows(usize),
     Before(usize),
     Finished,
-    /// Row `index` of a batch a helper thread shipped (nsys/shipped.rs).
+    /// Row `index` of a batch a helper thread sent (helper_threads.rs).
     #[cfg(not(target_family = "wasm"))]
-    Shipped,
+    Helper,
 }
 
 #[cfg(not(target_family = "wasm"))]
 impl RowAt {
-    /// Row `index` of a shipped batch.
-    pub(super) fn shipped(index: usize) -> RowAt {
+    /// Row `index` of a helper's batch.
+    pub(super) fn of_helper(index: usize) -> RowAt {
         RowAt {
-            block: Block::Shipped,
+            block: Block::Helper,
             index,
         }
     }
 
-    /// Its index in a shipped batch.
-    pub(super) fn shipped_index(self) -> usize {
-        debug_assert!(matches!(self.block, Block::Shipped), "a shipped row");
+    /// Its index in a helper's batch.
+    pub(super) fn helper_index(self) -> usize {
+        debug_assert!(matches!(self.block, Block::Helper), "a helper's row");
         self.index
     }
 }
 
 /// Rows in a partitioned reader's order: [`PartitionedRows`] itself, or (native builds) the same
-/// rows read on a helper thread (nsys/shipped.rs).
+/// rows read on a helper thread (helper_threads.rs).
 pub trait OrderedRows {
     /// The resources' keys, by partition index.
     fn keys(&self) -> &[Key];
@@ -844,7 +845,7 @@ pub struct PartitionedRows<'c> {
     max_batch: usize,
     /// The last fetch of the run that ended last: the row handed out last may be there.
     finished: RowBlock,
-    /// The members fetched by the direct reader of the file format (nsys/direct.rs).
+    /// The members fetched by the direct reader of the file format (engine/page_reader.rs).
     direct: Option<DirectFetch<'c>>,
 }
 
@@ -852,7 +853,7 @@ pub struct PartitionedRows<'c> {
 /// member is fetched through SQL).
 struct DirectFetch<'c> {
     pager: Rc<Pager<'c>>,
-    members: Vec<Option<(Plan, TableCursor)>>,
+    members: Vec<Option<(PageQuery, TableCursor)>>,
     record: Record,
 }
 
@@ -860,10 +861,10 @@ impl<'c> DirectFetch<'c> {
     /// Where at least one member compiles for the direct reader. Each member's query gives its
     /// fetched columns, then order, rid, aux and the partition (see [`fetch_query`]).
     fn new(spec: &Spec, fetched: &[Vec<usize>], pager: Rc<Pager<'c>>) -> Option<DirectFetch<'c>> {
-        let members: Vec<Option<(Plan, TableCursor)>> = (0..spec.members.len())
+        let members: Vec<Option<(PageQuery, TableCursor)>> = (0..spec.members.len())
             .map(|m| {
                 let query = fetch_query(spec, m, &fetched[m])?;
-                let plan = Plan::compile(&pager, &query).ok()??;
+                let plan = PageQuery::compile(&pager, &query).ok()??;
                 let cursor = TableCursor::new(plan.table.root);
                 Some((plan, cursor))
             })
@@ -1196,7 +1197,7 @@ impl<'c> PartitionedRows<'c> {
             Block::Before(r) => &self.open[r].as_ref().expect("a run read").before,
             Block::Finished => &self.finished,
             #[cfg(not(target_family = "wasm"))]
-            Block::Shipped => unreachable!("a shipped row is read from its batch"),
+            Block::Helper => unreachable!("a helper's row is read from its batch"),
         };
         block.row(at.index, &self.columns)
     }
@@ -1282,12 +1283,12 @@ impl<'c> PartitionedRows<'c> {
 #[inline]
 fn parsed<'p, 'r>(
     record: &'r mut Record,
-    plan: &Plan,
+    plan: &PageQuery,
     rowid: i64,
     payload: &'p [u8],
-) -> std::result::Result<DirectRow<'p, 'r>, crate::sqlfile::Damaged> {
+) -> std::result::Result<PageRow<'p, 'r>, crate::sqlfile::Damaged> {
     record.parse(payload, plan.upto)?;
-    Ok(DirectRow {
+    Ok(PageRow {
         rowid,
         payload,
         record,
@@ -1297,7 +1298,7 @@ fn parsed<'p, 'r>(
 /// Whether a row a direct fetch read is on the resource `key` (its `key_len` partition columns
 /// follow the `n` fetched ones, order, rid and aux: [`fetch_query`]), as SQL's `IS` tells.
 #[inline]
-fn on_resource(plan: &Plan, row: &DirectRow, n: usize, key_len: usize, key: &Key) -> bool {
+fn on_resource(plan: &PageQuery, row: &PageRow, n: usize, key_len: usize, key: &Key) -> bool {
     (0..key_len).all(|k| same_number(plan.value(row, n + 3 + k), key[k]))
 }
 
@@ -1306,8 +1307,8 @@ fn on_resource(plan: &Plan, row: &DirectRow, n: usize, key_len: usize, key: &Key
 #[inline]
 fn keep_direct(
     o: &mut OpenRun,
-    plan: &Plan,
-    row: &DirectRow,
+    plan: &PageQuery,
+    row: &PageRow,
     n: usize,
     f: &Fetch,
 ) -> std::result::Result<(), ()> {
@@ -1377,10 +1378,8 @@ mod tests {
     /// Calls of table `T (start, tid, corr)` by thread, in time order, the correlation id
     /// their aux column under `rule`.
     fn calls_spec(rule: AuxRule) -> Spec {
-        use crate::nsys::select::Val;
+        use crate::engine::select::Val;
         Spec {
-            kind: CursorKind::Host,
-            source: 0,
             what: "calls",
             members: vec![Member {
                 fam: 0,
@@ -1408,7 +1407,7 @@ mod tests {
         spec.members[0].select = spec.members[0]
             .select
             .clone()
-            .output("name", crate::nsys::select::Val::col("name"));
+            .output("name", crate::engine::select::Val::col("name"));
         spec.columns = vec![Expr::out("corr"), Expr::out("name")];
         spec.aux = None;
         spec
