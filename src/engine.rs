@@ -28,6 +28,7 @@ pub mod helper_threads;
 pub mod page_reader;
 pub mod partitioned;
 pub mod prepass;
+pub mod readers;
 pub mod row;
 pub mod select;
 pub mod sort_keys;

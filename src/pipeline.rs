@@ -105,7 +105,7 @@ pub struct Plan {
     shifts: Vec<i64>,
     /// Per source: the surveys discovery made in its passes over the tables (stream.rs takes
     /// them; a Mutex because the reading thread may be another).
-    surveys: Vec<std::sync::Mutex<stream::EarlySurveys>>,
+    surveys: Vec<std::sync::Mutex<crate::nsys::cursor::EarlySurveys>>,
 }
 
 /// Discovers every export and lays out objects and time. Fails if nothing can be converted.
@@ -167,18 +167,18 @@ fn plan_with(exports: &[Export], opts: &Options, surveys: bool, range_names: boo
     for (src, ex) in exports.iter().enumerate() {
         let families = crate::nsys::discover::present_families(ex, opts)?;
         let scans = if surveys && opts.read_order == crate::options::ReadOrder::Auto {
-            stream::early_scans(ex, &families, src)
+            crate::nsys::cursor::early_scans(ex, &families, src)
         } else {
-            stream::EarlyScans::NONE
+            crate::nsys::cursor::EarlyScans::NONE
         };
         let discovered = discover(ex, opts, families, scans.as_reader_scans(), range_names);
         // An input that shrank under discovery is the cause of whatever discovery met.
         ex.check_unchanged()?;
         let (d, surveyed, keyed) = discovered?;
         discoveries.push(d);
-        early.push(std::sync::Mutex::new(stream::EarlySurveys::new(
-            scans, surveyed, keyed,
-        )));
+        early.push(std::sync::Mutex::new(
+            crate::nsys::cursor::EarlySurveys::new(scans, surveyed, keyed),
+        ));
     }
     for (ex, d) in exports.iter().zip(&discoveries) {
         if d.min_time.is_none() {
@@ -689,7 +689,7 @@ impl<'c> SplitReader<'c> {
             opts,
             &plan,
             &mut names,
-            stream::ReadThreads::NONE,
+            crate::nsys::cursor::ReadThreads::NONE,
             &mut ask,
         )?;
         // The sinks begin with the names known now, as the one-pass conversion's do.
@@ -818,7 +818,7 @@ fn read_into(
         opts,
         plan,
         &mut names,
-        stream::ReadThreads::NONE,
+        crate::nsys::cursor::ReadThreads::NONE,
         &mut |step| delivery.step(step),
     )?;
     Ok((read, names, false))

@@ -291,7 +291,6 @@ impl Fields for BufferedRow {
 mod tests {
     use super::*;
 
-
     fn read(view: &RowView<'_>, i: usize) -> Option<String> {
         view.get(i).ok().map(|v| format!("{v:?}"))
     }

@@ -1,17 +1,23 @@
 //! An open cursor: one family's rows of one export, from whichever source the engine chose,
 //! decoded into records by the family's module, its next record kept ahead for the merge.
 
+use crate::engine::block::RowView;
 use crate::engine::partitioned::{NextRow, OrderedRows, PartitionedRows};
 use crate::engine::row::Fields;
 use crate::engine::sort_keys::KeyOrderRows;
 use crate::engine::sql_rows::SqlRows;
-use crate::engine::block::RowView;
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
 
 use super::context::SourceCx;
 use super::links::{CallTap, FedLinks, LinkJoin};
 use super::query::CursorKind;
+
+mod early;
+mod open;
+
+pub use early::{early_scans, EarlyScans, EarlySurveys};
+pub use open::{family_queries, CallsRead, LinksApart, ReadThreads, Tuning};
 
 /// Where a cursor's rows come from.
 pub enum RowSource<'s> {
@@ -97,6 +103,124 @@ impl Cursor<'_> {
                 return Ok(());
             }
         }
+    }
+}
+
+/// Every cursor of a conversion, each with its input's decoding context, and what links them:
+/// a host cursor's calls feed a link cursor or a join left to the sinks' thread.
+pub struct Cursors<'c> {
+    cxs: Vec<SourceCx<'c>>,
+    list: Vec<Cursor<'c>>,
+    /// Per cursor: the link cursor fed with the calls it reads (a host cursor's [`CallTap`]).
+    fed: Vec<Option<usize>>,
+    /// Per cursor: the join left to the sinks' thread that gets the calls it reads (its index
+    /// among `links_apart`), where [`ReadThreads::links_apart`] asks so.
+    apart: Vec<Option<usize>>,
+    /// The joins left to the sinks' thread, until taken.
+    links_apart: Vec<LinksApart>,
+    /// The calls read for those joins (join index, call) since they were last taken.
+    calls: CallsRead,
+    /// `FILE: WHAT` of every family that could have been read without SQL's sort but was not.
+    pub sorted_by_sql: Vec<String>,
+    /// The inputs whose link join takes the calls their host calls' reader reads.
+    pub links_from_host_calls: Vec<String>,
+    /// Helper threads started.
+    pub helpers: usize,
+}
+
+impl<'c> Cursors<'c> {
+    /// Number of cursors.
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Cursor `i`'s next record, if any.
+    #[inline]
+    pub fn head(&self, i: usize) -> Option<&Record> {
+        self.list[i].head.as_ref()
+    }
+
+    /// Takes cursor `i`'s next record (the cursor moves on at [`advance`](Self::advance)).
+    #[inline]
+    pub fn take_head(&mut self, i: usize) -> Option<Record> {
+        self.list[i].head.take()
+    }
+
+    /// Decodes cursor `i`'s next record; `names` gets the names it refers to.
+    #[inline]
+    pub fn advance(&mut self, i: usize, names: &mut Names) -> Result<()> {
+        self.list[i].advance(&mut self.cxs, names)
+    }
+
+    /// Passes the calls cursor `i` read since the last time on to its link cursor or to the
+    /// join left apart; returns the link cursor where it had no record and now has one.
+    pub fn feed(&mut self, i: usize, names: &mut Names) -> Result<Option<usize>> {
+        if let Some(k) = self.apart[i] {
+            let tap = self.list[i].tap.as_mut();
+            let tap = tap.expect("a host cursor whose calls go apart has a tap");
+            self.calls.extend(tap.drain().map(|call| (k, call)));
+            return Ok(None);
+        }
+        let Some(j) = self.fed[i] else {
+            return Ok(None);
+        };
+        let (host, links) = pair_mut(&mut self.list, i, j);
+        let (Some(tap), RowSource::FedLinks(joined)) = (&mut host.tap, &mut links.rows) else {
+            unreachable!("a fed pair is a host cursor with a tap and a fed link cursor");
+        };
+        let cx = &self.cxs[host.source];
+        for call in tap.drain() {
+            joined.take(call, cx)?;
+        }
+        if links.head.is_some() {
+            return Ok(None);
+        }
+        links.advance(&mut self.cxs, names)?;
+        Ok(links.head.is_some().then_some(j))
+    }
+
+    /// The link joins left to the sinks' thread ([`ReadThreads::links_apart`]), taken once.
+    pub fn take_links_apart(&mut self) -> Vec<LinksApart> {
+        std::mem::take(&mut self.links_apart)
+    }
+
+    /// The calls read for the joins left to the sinks' thread since the last time, in the
+    /// order read: a join must have taken them before the records handed out since, as the
+    /// links they make may go out before some of them.
+    pub fn take_calls(&mut self) -> CallsRead {
+        std::mem::take(&mut self.calls)
+    }
+
+    /// Every input's warnings: `FILE: MESSAGE (N times)`.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for cx in &self.cxs {
+            for (msg, n) in &cx.warnings {
+                warnings.push(format!(
+                    "{}: {msg} ({n} time{})",
+                    cx.file,
+                    if *n == 1 { "" } else { "s" }
+                ));
+            }
+        }
+        warnings
+    }
+}
+
+/// Two distinct elements of a slice, both mutable.
+fn pair_mut<T>(items: &mut [T], a: usize, b: usize) -> (&mut T, &mut T) {
+    assert_ne!(a, b, "two distinct elements");
+    if a < b {
+        let (x, y) = items.split_at_mut(b);
+        (&mut x[a], &mut y[0])
+    } else {
+        let (x, y) = items.split_at_mut(a);
+        (&mut y[0], &mut x[b])
     }
 }
 

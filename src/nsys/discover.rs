@@ -5,13 +5,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::engine::row::get;
 use super::ids::{pid_of, process_key};
-use crate::engine::sort_keys::{KeyScan, KeySpec, Keys};
 use super::nvtx::{RangeTexts, NVTX_CATEGORY, NVTX_START_END_TYPES};
-use crate::engine::partitioned::{Spec, Survey, SurveyScans};
-use crate::engine::select::{Cond, Select, Val};
 use super::Export;
+use crate::engine::partitioned::{Spec, Survey, SurveyScans};
+use crate::engine::row::get;
+use crate::engine::select::{Cond, Select, Val};
+use crate::engine::sort_keys::{KeyScan, KeySpec, Keys};
 use crate::error::{Error, Result};
 use crate::options::{Family, Options, ReadPages};
 

@@ -4,13 +4,13 @@
 
 use std::collections::BTreeSet;
 
-use super::context::{SourceCx, grown_slot, int, u32_or_0, u64_or_0};
-use super::query::{CursorKind, Partitioned, Query};
-use crate::engine::row::Fields;
+use super::context::{grown_slot, int, u32_or_0, u64_or_0, SourceCx};
 use super::ids::process_key;
-use crate::engine::partitioned::{Member, Spec};
-use crate::engine::select::{Expr, Select, Val};
+use super::query::{CursorKind, Partitioned, Query};
 use super::Schema;
+use crate::engine::partitioned::{Member, Spec};
+use crate::engine::row::Fields;
+use crate::engine::select::{Expr, Select, Val};
 use crate::error::Result;
 use crate::model::classify::kernel_class;
 use crate::model::{GpuOp, GpuOpKind, GraphExec, Kernel, Memcpy, Memset, Names, Record};

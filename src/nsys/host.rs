@@ -7,12 +7,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::context::{SourceCx, grown_slot, int, text, u64_or_0};
+use super::context::{grown_slot, int, text, u64_or_0, SourceCx};
 use super::query::{CursorKind, Partitioned, Query};
-use crate::engine::row::Fields;
-use crate::engine::partitioned::{Aux, AuxRule, Member, Spec};
-use crate::engine::select::{Cond, Expr, Select, Val};
 use super::Schema;
+use crate::engine::partitioned::{Aux, AuxRule, Member, Spec};
+use crate::engine::row::Fields;
+use crate::engine::select::{Cond, Expr, Select, Val};
 use crate::error::Result;
 use crate::model::classify::{
     acc_activity, cuda_call_activity, mpi_activity, os_call_activity, strip_api_version,

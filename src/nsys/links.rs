@@ -20,13 +20,17 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use rusqlite::Connection;
 
-use super::context::{SourceCx, grown_slot, int, u32_or_0, u64_or_0};
-use super::query::{CursorKind, Query};
-use crate::engine::row::Fields;
+use super::context::{grown_slot, int, u32_or_0, u64_or_0, SourceCx};
 use super::ids::process_key;
-use crate::engine::partitioned::{Aux, AuxRule, Member, OrderedRows, PartitionedRows, Spec, Survey};
-use crate::engine::select::{Expr, Select, Val};
+use super::query::{CursorKind, Query};
 use super::Schema;
+use crate::engine::partitioned::{
+    Aux, AuxRule, Member, OrderedRows, PartitionedRows, Spec, Survey,
+};
+use crate::engine::readers::Readers;
+use crate::engine::row::Fields;
+use crate::engine::select::{Expr, Select, Val};
+use crate::engine::Input;
 use crate::error::{Error, Result};
 use crate::model::{Link, LinkKind, Record, ThreadId};
 use crate::options::Family;
@@ -547,8 +551,13 @@ impl<'c> FedLinks<'c> {
         )
     }
 
-    /// The join of the operations `ops` with calls a [`CallTap::apart`] takes elsewhere.
-    pub fn apart(ops: Operations<'c>) -> FedLinks<'c> {
+    /// The join of the operations of `gpu`'s runs `ops` in `input`, read on this thread, with
+    /// calls a [`CallTap::apart`] takes elsewhere.
+    pub fn apart(input: Input<'c>, gpu: &Spec, ops: Survey, page_reader: bool) -> FedLinks<'c> {
+        let readers = Readers::new(vec![input], page_reader, 0);
+        let ops = Operations::new(gpu, ops, &mut |spec, runs| {
+            Box::new(readers.here(0, spec, runs))
+        });
         FedLinks {
             ops,
             out: VecDeque::new(),

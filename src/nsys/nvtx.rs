@@ -1,13 +1,13 @@
 //! NVTX_EVENTS: push/pop and start/end ranges, marks. Names come from the inline `text` or, for
 //! registered strings, from `textId`; domains and categories were named during discovery.
 
-use super::context::{SourceCx, int, text};
-use super::query::{CursorKind, Partitioned, Query};
-use crate::engine::row::Fields;
+use super::context::{int, text, SourceCx};
 use super::ids::process_key;
-use crate::engine::sort_keys::KeySpec;
-use crate::engine::select::{Cond, Select, Val};
+use super::query::{CursorKind, Partitioned, Query};
 use super::Schema;
+use crate::engine::row::Fields;
+use crate::engine::select::{Cond, Select, Val};
+use crate::engine::sort_keys::KeySpec;
 use crate::error::Result;
 use crate::model::{Names, NvtxMark, NvtxRange, NvtxRangeKind, Record};
 use rusqlite::types::ValueRef;

@@ -32,10 +32,7 @@ pub enum Partitioned {
     /// Per-resource sorted runs of the rows, merged.
     Rows(Spec),
     /// The API-to-GPU merge join (links.rs): calls and operations.
-    Links {
-        api: Spec,
-        gpu: Spec,
-    },
+    Links { api: Spec, gpu: Spec },
     /// Narrow keys sorted in memory, rows fetched by rowid (sort_keys.rs).
     Keys(KeySpec),
 }

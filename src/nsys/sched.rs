@@ -3,10 +3,10 @@
 //! rows (SQL `LEAD`, or the partitioned reader), so no pairing state is kept. The last run of a
 //! thread closes at the end of the trace.
 
-use super::context::{SourceCx, int};
+use super::context::{int, SourceCx};
 use super::query::{CursorKind, Partitioned, Query};
-use crate::engine::row::Fields;
 use crate::engine::partitioned::{Member, Spec};
+use crate::engine::row::Fields;
 use crate::engine::select::{Expr, Select, Val};
 use crate::error::Result;
 use crate::model::{CpuRun, Ns, Record};

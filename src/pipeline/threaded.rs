@@ -6,12 +6,11 @@
 use std::path::PathBuf;
 
 use super::links_apart::SinksLinks;
-use super::stream::{
-    read_record_batches, Batches, CallsRead, LinksApart, ReadSummary, ReadThreads, Step,
-};
+use super::stream::{read_record_batches, Batches, ReadSummary, Step};
 use super::{Delivery, Plan};
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
+use crate::nsys::cursor::{CallsRead, LinksApart, ReadThreads};
 use crate::nsys::Export;
 use crate::options::{Options, ReadHelpers};
 

@@ -24,16 +24,10 @@ pub type Outcome = rusqlite::Result<Option<Survey>>;
 /// than one is allowed and every input was opened from a file, else side by side.
 /// `direct`: the surveys scan by the direct reader of the file format where they can
 /// (engine/page_reader.rs).
-pub fn survey_all(
-    inputs: &[Input],
-    jobs: &[Job],
-    threads: usize,
-    direct: bool,
-) -> Vec<Outcome> {
+pub fn survey_all(inputs: &[Input], jobs: &[Job], threads: usize, direct: bool) -> Vec<Outcome> {
     #[cfg(not(target_family = "wasm"))]
     if threads > 1 && jobs.len() > 1 {
-        let files: Option<Vec<&std::path::Path>> =
-            inputs.iter().map(|input| input.path).collect();
+        let files: Option<Vec<&std::path::Path>> = inputs.iter().map(|input| input.path).collect();
         if let Some(files) = files {
             return on_threads(&files, jobs, threads.min(jobs.len()), direct);
         }

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use rusqlite::types::{FromSql, ValueRef};
 use rusqlite::Params;
 
-use crate::error::{Error, Result};
-use crate::engine::row::{Fields, convert};
 use crate::engine::prepass::{Prepass, Sql};
+use crate::engine::row::{convert, Fields};
 use crate::engine::select::Select;
+use crate::error::{Error, Result};
 use crate::nsys::Export;
 
 pub(super) fn rows<T, P: Params>(
