@@ -6,6 +6,7 @@
 pub mod bundle;
 pub mod chrome;
 pub mod dates;
+pub mod engine;
 #[cfg(not(target_family = "wasm"))]
 pub mod page_cache;
 

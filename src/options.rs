@@ -148,23 +148,23 @@ pub struct Options {
     /// metrics still count them): a coarse overview of a huge run.
     #[serde(default)]
     pub min_duration: BTreeMap<Family, u64>,
-    /// How time order is obtained (the output is the same either way; see nsys/partitioned.rs).
+    /// How time order is obtained (the output is the same either way; see engine/partitioned.rs).
     #[serde(default)]
     pub read_order: ReadOrder,
     /// Whether reading runs on a thread of its own (native builds only; same output either way).
     #[serde(default)]
     pub read_ahead: ReadAhead,
-    /// How the sort-free readers read their tables (same output either way; see nsys/direct.rs).
+    /// How the sort-free readers read their tables (same output either way; see engine/page_reader.rs).
     #[serde(default)]
     pub read_pages: ReadPages,
     /// Whether the reading thread gets helper threads (same output either way; see
-    /// nsys/shipped.rs).
+    /// engine/helper_threads.rs).
     #[serde(default)]
     pub read_helpers: ReadHelpers,
 }
 
 /// Whether the read-ahead thread hands the readers that feed nothing else (the GPU operations'
-/// cursor, the link join's operations, the CPU scheduling) to helper threads (nsys/shipped.rs).
+/// cursor, the link join's operations, the CPU scheduling) to helper threads (engine/helper_threads.rs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReadHelpers {

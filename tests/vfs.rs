@@ -273,8 +273,8 @@ fn interleaved_tables(path: &Path) {
 
 #[test]
 fn scans_side_by_side_read_the_file_once_between_them() {
-    use prvsight::nsys::scanset::{ScanSet, Sql};
-    use prvsight::nsys::select::{Select, Val};
+    use prvsight::engine::prepass::{Prepass, Sql};
+    use prvsight::engine::select::{Select, Val};
     let path =
         std::env::temp_dir().join(format!("prvsight-interleave-{}.sqlite", std::process::id()));
     interleaved_tables(&path);
@@ -293,10 +293,10 @@ fn scans_side_by_side_read_the_file_once_between_them() {
         // SQLite's own page cache kept small as well (it would otherwise hold the whole file).
         conn.execute_batch("PRAGMA cache_size = -64").unwrap();
         let mut sums = vec![0i64; 3];
-        let mut sets = vec![ScanSet::new(&conn, direct)];
+        let mut sets = vec![Prepass::new(&conn, direct)];
         for (i, (sum, t)) in sums.iter_mut().zip(["a", "b", "c"]).enumerate() {
             if !together && i > 0 {
-                sets.push(ScanSet::new(&conn, direct));
+                sets.push(Prepass::new(&conn, direct));
             }
             let query = Select::new(t).output("v", Val::col("v"));
             sets.last_mut().unwrap().add(

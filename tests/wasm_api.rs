@@ -638,9 +638,9 @@ fn bad_files_give_errors_with_hints() {
 /// read-only VFS: every row of the sample's API table as SQLite gives it.
 #[wasm_bindgen_test]
 fn the_direct_reader_reads_pages_through_the_vfs_in_wasm() {
-    use prvsight::nsys::direct::Plan;
-    use prvsight::nsys::scanset::{ScanSet, Sql};
-    use prvsight::nsys::select::{Select, Val};
+    use prvsight::engine::page_reader::PageQuery;
+    use prvsight::engine::prepass::{Prepass, Sql};
+    use prvsight::engine::select::{Select, Val};
     use prvsight::sqlfile::Pager;
     use prvsight::vfs::{self, CacheConfig};
     let config = CacheConfig::for_files(&[SAMPLE.len() as u64])[0];
@@ -654,12 +654,12 @@ fn the_direct_reader_reads_pages_through_the_vfs_in_wasm() {
         .output("correlationId", Val::col("correlationId"))
         .not_null("start");
     assert!(
-        Plan::compile(&pager, &query).unwrap().is_some(),
+        PageQuery::compile(&pager, &query).unwrap().is_some(),
         "compiles in wasm"
     );
     let mut direct: Vec<(i64, i64, i64)> = Vec::new();
     let rows = &mut direct;
-    let mut set = ScanSet::new(&ex.conn, true);
+    let mut set = Prepass::new(&ex.conn, true);
     set.add(
         Some(&query),
         Sql::Given("SELECT 'not read through SQLite'".into()),

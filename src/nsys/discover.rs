@@ -5,13 +5,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::cursor::get;
 use super::ids::{pid_of, process_key};
-use super::keyed::{KeyScan, KeySpec, Keys};
 use super::nvtx::{RangeTexts, NVTX_CATEGORY, NVTX_START_END_TYPES};
-use super::partitioned::{Spec, Survey, SurveyScans};
-use super::select::{Cond, Select, Val};
 use super::Export;
+use crate::engine::partitioned::{Spec, Survey, SurveyScans};
+use crate::engine::row::get;
+use crate::engine::select::{Cond, Select, Val};
+use crate::engine::sort_keys::{KeyScan, KeySpec, Keys};
 use crate::error::{Error, Result};
 use crate::options::{Family, Options, ReadPages};
 
@@ -20,8 +20,7 @@ mod scans;
 
 use scans::{rows, scalar, Batch, Group, Grouper, Span};
 
-/// A GPU stream key: (globalPid, deviceId, contextId, streamId).
-pub type StreamKey = (i64, u32, u32, u32);
+pub use super::ids::StreamKey;
 
 #[derive(Clone, Debug, Default)]
 pub struct HostThreadInfo {
@@ -117,8 +116,8 @@ pub fn present_families(ex: &Export, opts: &Options) -> Result<BTreeSet<Family>>
 }
 
 /// What discovery makes besides its own findings, in its passes over the tables: the surveys of
-/// the sort-free readers (nsys/partitioned.rs) and the sort keys of the keyed reader
-/// (nsys/keyed.rs) — a table read once serves them all (nsys/scanset.rs).
+/// the sort-free readers (engine/partitioned.rs) and the sort keys of the keyed reader
+/// (engine/sort_keys.rs) — a table read once serves them all (engine/prepass.rs).
 #[derive(Clone, Copy)]
 pub struct ReaderScans<'a> {
     pub specs: &'a [Spec],
@@ -145,7 +144,7 @@ pub fn discover(
     )
 }
 
-/// Discovery, the big tables read directly where `direct` (nsys/direct.rs); `None` when the
+/// Discovery, the big tables read directly where `direct` (engine/page_reader.rs); `None` when the
 /// direct reader met damage.
 fn discover_with(
     ex: &Export,
@@ -225,7 +224,7 @@ fn discover_with(
             let t = f.table();
             let cols = ["start", "end", "deviceId", "streamId", "globalPid"];
             let query = || {
-                let ctx = Val::col_or_null(s, t, "contextId");
+                let ctx = s.column_or_null(t, "contextId");
                 Select::new(t)
                     .output("globalPid", Val::col("globalPid"))
                     .output("deviceId", Val::col("deviceId"))
@@ -260,7 +259,7 @@ fn discover_with(
             let t = Family::Nvtx.table();
             let cols = ["start", "end", "eventType", "globalTid"];
             let query = || {
-                let domain = Val::col_or_null(s, t, "domainId");
+                let domain = s.column_or_null(t, "domainId");
                 super::nvtx::read_rows()
                     .output("globalTid", Val::col("globalTid"))
                     .output("domainId", Val::Coalesce(Box::new(domain), 0))
@@ -480,10 +479,10 @@ fn domains_query(s: &super::schema::Schema) -> Option<Select> {
     }
     Some(
         Select::new(t)
-            .output("globalTid", Val::col_or_null(s, t, "globalTid"))
+            .output("globalTid", s.column_or_null(t, "globalTid"))
             .output("domainId", Val::col("domainId"))
             .output("text", Val::col("text"))
-            .output("textId", Val::col_or_null(s, t, "textId"))
+            .output("textId", s.column_or_null(t, "textId"))
             .when(Cond::In("eventType".into(), vec![75]))
             .not_null("domainId"),
     )

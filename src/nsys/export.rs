@@ -37,7 +37,7 @@ impl Export {
             detail: e.to_string(),
         })?;
         check_magic(&label, &head[..n], len)?;
-        let conn = open_read_only(path).map_err(|e| Error::NotSqlite {
+        let conn = crate::engine::open_read_only(path).map_err(|e| Error::NotSqlite {
             file: label.clone(),
             detail: e.to_string(),
         })?;
@@ -67,7 +67,7 @@ impl Export {
 
     /// Wraps an already opened connection (e.g. over the browser's Blob VFS).
     pub fn from_connection(conn: Connection, label: String) -> Result<Export> {
-        configure(&conn);
+        crate::engine::configure(&conn);
         let schema = Schema::read(&conn, &label)?;
         Ok(Export {
             conn,
@@ -93,6 +93,15 @@ impl Export {
         Ok(())
     }
 
+    /// The export as the reading engine reads it.
+    pub fn input(&self) -> crate::engine::Input<'_> {
+        crate::engine::Input {
+            conn: &self.conn,
+            label: &self.label,
+            path: self.path.as_deref(),
+        }
+    }
+
     /// Number of rows of every non-empty table, in name order (for `prvsight info`).
     pub fn table_row_counts(&self) -> Result<Vec<(String, u64)>> {
         let mut out = Vec::new();
@@ -111,38 +120,6 @@ impl Export {
         }
         Ok(out)
     }
-}
-
-/// Settings every connection to an export gets.
-fn configure(conn: &Connection) {
-    use rusqlite::config::DbConfig;
-    // Plans never depend on bound values (exports have no indexes), but by default SQLite
-    // re-prepares a statement when a value bound to a LIMIT or range changes: the partitioned
-    // reader re-binds its statements for every batch, and the profile showed 4 % in re-parsing.
-    let _ = conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true);
-    // Our queries quote column names (nsys/select.rs): a quoted name that is not a column must be
-    // an error, not SQLite's legacy fallback to a string literal.
-    let _ = conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DQS_DML, false);
-}
-
-/// A read-only connection to an export file, set up as every reader of it expects.
-#[cfg(not(target_family = "wasm"))]
-pub(crate) fn open_read_only(path: &std::path::Path) -> rusqlite::Result<Connection> {
-    let conn = Connection::open_with_flags(
-        path,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    // Sorts of big tables spill to temporary files instead of growing memory (see nsys/mod.rs).
-    // The shared lock taken by the first read is held until the connection closes, instead of
-    // being taken and let go around every statement (each time 3 `fcntl`s and a read of the
-    // file's change counter: ~1 800 system calls in a 10 MB conversion, most of them the string
-    // lookups of the reading thread). Meanwhile a SQLite writer finds the file busy rather than
-    // changing it under the conversion; other changes are `Export::check_unchanged`'s to find.
-    let _ = conn.execute_batch(
-        "PRAGMA temp_store = FILE; PRAGMA cache_size = -8192; PRAGMA locking_mode = EXCLUSIVE;",
-    );
-    configure(&conn);
-    Ok(conn)
 }
 
 /// Tells "not SQLite at all" and "empty file" apart before SQLite gives a vaguer message.

@@ -4,13 +4,13 @@
 
 use std::collections::BTreeSet;
 
-use super::cursor::{
-    grown_slot, int, u32_or_0, u64_or_0, CursorKind, Fields, Partitioned, Query, SourceCx,
-};
+use super::context::{grown_slot, int, u32_or_0, u64_or_0, SourceCx};
 use super::ids::process_key;
-use super::partitioned::{Member, Spec};
-use super::select::{Expr, Select, Val};
+use super::query::{CursorKind, Partitioned, Query};
 use super::Schema;
+use crate::engine::partitioned::{Member, Spec};
+use crate::engine::row::Fields;
+use crate::engine::select::{Expr, Select, Val};
 use crate::error::Result;
 use crate::model::classify::kernel_class;
 use crate::model::{GpuOp, GpuOpKind, GraphExec, Kernel, Memcpy, Memset, Names, Record};
@@ -58,7 +58,7 @@ const COLUMNS: &[&str] = &[
 /// Row index of a column, at compile time.
 macro_rules! at {
     ($col:literal) => {
-        const { super::cursor::column_index(COLUMNS, $col) + 1 }
+        const { crate::engine::row::column_index(COLUMNS, $col) + 1 }
     };
 }
 
@@ -87,7 +87,7 @@ fn select_for(schema: &Schema, fam: i64, table: &str) -> Select {
         .output("rid", Val::Rowid);
     for c in COLUMNS {
         let v = if wanted.contains(c) {
-            Val::col_or_null(schema, table, c)
+            schema.column_or_null(table, c)
         } else {
             Val::Null
         };
@@ -117,10 +117,8 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
         union = union.join(" UNION ALL "),
     );
     let spec = Spec {
-        kind: CursorKind::Gpu,
         order: Expr::out("start"),
         aux: None,
-        source,
         what: WHAT_ALL,
         partition: vec![
             Expr::out("globalPid"),

@@ -7,13 +7,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::cursor::{
-    grown_slot, int, text, u64_or_0, CursorKind, Fields, Partitioned, Query, SourceCx,
-};
-use super::discover::Discovery;
-use super::partitioned::{Aux, AuxRule, Member, Spec};
-use super::select::{Cond, Expr, Select, Val};
+use super::context::{grown_slot, int, text, u64_or_0, SourceCx};
+use super::query::{CursorKind, Partitioned, Query};
 use super::Schema;
+use crate::engine::partitioned::{Aux, AuxRule, Member, Spec};
+use crate::engine::row::Fields;
+use crate::engine::select::{Cond, Expr, Select, Val};
 use crate::error::Result;
 use crate::model::classify::{
     acc_activity, cuda_call_activity, mpi_activity, os_call_activity, strip_api_version,
@@ -48,7 +47,7 @@ const UNION: &[&str] = &[
 /// Row index of a union column, at compile time.
 macro_rules! at {
     ($col:literal) => {
-        const { super::cursor::column_index(UNION, $col) + 4 }
+        const { crate::engine::row::column_index(UNION, $col) + 4 }
     };
 }
 
@@ -91,13 +90,15 @@ fn member(
     }
 }
 
+/// The host calls' cursor of one export, if it has any selected host family;
+/// `nvtx_mpi_domains`: the NVTX domains that hold MPI calls (`Discovery::nvtx_mpi_domains`).
 pub fn query(
     schema: &Schema,
-    d: &Discovery,
+    nvtx_mpi_domains: &BTreeSet<i64>,
     families: &BTreeSet<Family>,
     source: usize,
 ) -> Option<Query> {
-    let c = |t: &str, col: &str| Val::col_or_null(schema, t, col);
+    let c = |t: &str, col: &str| schema.column_or_null(t, col);
     let lit = Val::col;
     let mut parts = Vec::new();
     if families.contains(&Family::CudaApi) {
@@ -158,13 +159,13 @@ pub fn query(
                 None,
             ));
         }
-        if !d.nvtx_mpi_domains.is_empty() {
+        if !nvtx_mpi_domains.is_empty() {
             let t = "NVTX_EVENTS";
             let conds = vec![
                 Cond::In("eventType".into(), vec![59, 70]),
                 Cond::In(
                     "domainId".into(),
-                    d.nvtx_mpi_domains.iter().copied().collect(),
+                    nvtx_mpi_domains.iter().copied().collect(),
                 ),
             ];
             parts.push(member(
@@ -216,9 +217,8 @@ pub fn query(
         union = union.join(" UNION ALL ")
     );
     // A grouped member (the MPI waits) is read through SQL by the sort-free reader too, its
-    // survey declining where it has too many groups (partitioned.rs, GROUPED_FETCHES).
+    // survey declining where it has too many groups (engine/partitioned.rs, GROUPED_FETCHES).
     let partitioned = Partitioned::Rows(Spec {
-        kind: CursorKind::Host,
         order: Expr::out("start"),
         // The CUDA calls' correlation ids, where the link join takes its calls from this
         // reader (links.rs: FedLinks); the other members give NULL.
@@ -226,7 +226,6 @@ pub fn query(
             column: Expr::out("corr"),
             rule: AuxRule::Note,
         }),
-        source,
         what: WHAT_ALL,
         partition: vec![Expr::out("globalTid")],
         columns: ["fam", "start", "end", "globalTid"]

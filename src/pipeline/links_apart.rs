@@ -17,17 +17,15 @@
 //! ranked (an input's cursors come after the inputs' before it), and so the links the reader
 //! still makes itself (a join not fed by the host calls) rank by the input of their thread.
 
+use super::stream::input_cx;
+use super::{record_family, Plan, FAMILY_NAMES};
 use crate::error::Result;
 use crate::model::{Record, ThreadId};
-use crate::nsys::cursor::SourceCx;
-use crate::nsys::links::{FedLinks, Operations};
-use crate::nsys::partitioned::{OrderedRows, PartitionedRows};
+use crate::nsys::context::SourceCx;
+use crate::nsys::cursor::{CallsRead, LinksApart};
+use crate::nsys::links::FedLinks;
 use crate::nsys::Export;
 use crate::options::{Options, ReadPages};
-use crate::sqlfile::Pager;
-
-use super::stream::{input_cx, CallsRead, LinksApart};
-use super::{record_family, Plan, FAMILY_NAMES};
 
 /// The joins the reading thread left to this thread, in its order (a call names its join by
 /// index), over this thread's connections to the inputs.
@@ -60,15 +58,10 @@ impl<'c> SinksLinks<'c> {
             // What a link reads of its input: the objects of its call's thread and operation's
             // stream (nsys/links.rs).
             let cx = input_cx(ex, plan, job.source)?;
-            let pager = Pager::shared(&ex.conn, direct);
-            let ops = Operations::new(&job.gpu, job.ops, &mut |spec, runs| {
-                Box::new(PartitionedRows::new(&ex.conn, spec, runs, pager.clone()))
-                    as Box<dyn OrderedRows + 'c>
-            });
             joins.push(Join {
                 source: job.source,
                 cx,
-                links: FedLinks::apart(ops),
+                links: FedLinks::apart(ex.input(), &job.gpu, job.ops, direct),
             });
         }
         let processes = &plan.trace.objects.processes;

@@ -6,12 +6,11 @@
 use std::path::PathBuf;
 
 use super::links_apart::SinksLinks;
-use super::stream::{
-    read_record_batches, Batches, CallsRead, LinksApart, ReadSummary, ReadThreads, Step,
-};
+use super::stream::{read_record_batches, Batches, ReadSummary, Step};
 use super::{Delivery, Plan};
 use crate::error::{Error, Result};
 use crate::model::{Names, Record};
+use crate::nsys::cursor::{CallsRead, LinksApart, ReadThreads};
 use crate::nsys::Export;
 use crate::options::{Options, ReadHelpers};
 
@@ -26,7 +25,7 @@ pub(super) struct Reopen {
 const BATCH: usize = 2048;
 const IN_FLIGHT: usize = 8;
 
-/// Reading helpers at most (nsys/shipped.rs).
+/// Reading helpers at most (engine/helper_threads.rs).
 const MAX_HELPERS: usize = 4;
 
 /// What the reading thread sends: the names interned since its last message, then what happened.

@@ -21,9 +21,10 @@ use std::rc::Rc;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Statement};
 
-use super::cursor::{BufferedRow, Fields};
-use super::direct::{Plan, Row as DirectRow};
-use super::scanset::{ScanSet, Sql};
+use super::block::BufferedRow;
+use super::page_reader::{PageQuery, PageRow};
+use super::prepass::{Prepass, Sql};
+use super::row::Fields;
 use super::select::Select;
 use crate::error::{Error, Result};
 use crate::sqlfile::{Pager, Record, TableCursor};
@@ -143,7 +144,7 @@ pub struct KeyScan {
 
 impl KeyScan {
     /// Adds the scan of the keys to `set`.
-    pub fn register<'a>(&'a mut self, set: &mut ScanSet<'a>, spec: &KeySpec) {
+    pub fn register<'a>(&'a mut self, set: &mut Prepass<'a>, spec: &KeySpec) {
         set.add(
             Some(&spec.keys),
             Sql::Query,
@@ -197,11 +198,11 @@ impl KeyScan {
 
 /// How a keyed reader fetches a rowid range.
 enum Fetch<'c> {
-    /// By the direct reader of the file format (nsys/direct.rs): the plan of
+    /// By the direct reader of the file format (engine/page_reader.rs): the plan of
     /// [`KeySpec::fetch`], a cursor on its table, the record parsed last.
     Direct {
         pager: Rc<Pager<'c>>,
-        plan: Plan,
+        plan: PageQuery,
         cursor: TableCursor,
         record: Record,
     },
@@ -210,7 +211,7 @@ enum Fetch<'c> {
 }
 
 /// Rows in key order, fetched by rowid ranges.
-pub struct KeyedRows<'c> {
+pub struct KeyOrderRows<'c> {
     what: &'static str,
     fetch: Fetch<'c>,
     columns: Rc<[String]>,
@@ -223,7 +224,7 @@ pub struct KeyedRows<'c> {
     spare: Vec<BufferedRow>,
 }
 
-impl<'c> KeyedRows<'c> {
+impl<'c> KeyOrderRows<'c> {
     /// The reader over keys from a [`KeyScan`] of `spec` on the same file; its rows fetched
     /// through `pager` where given and the fetch compiles for the direct reader.
     pub fn from_keys(
@@ -232,9 +233,9 @@ impl<'c> KeyedRows<'c> {
         what: &'static str,
         spec: &KeySpec,
         keys: Keys,
-    ) -> rusqlite::Result<KeyedRows<'c>> {
+    ) -> rusqlite::Result<KeyOrderRows<'c>> {
         let plan = match &pager {
-            Some(pager) => Plan::compile(pager, &spec.fetch)?,
+            Some(pager) => PageQuery::compile(pager, &spec.fetch)?,
             None => None,
         };
         let fetch = match (pager, plan) {
@@ -249,7 +250,7 @@ impl<'c> KeyedRows<'c> {
                 spec.fetch.sql()
             ))?),
         };
-        Ok(KeyedRows {
+        Ok(KeyOrderRows {
             what,
             fetch,
             columns: spec.columns.iter().cloned().collect(),
@@ -327,7 +328,7 @@ impl<'c> KeyedRows<'c> {
                         continue; // a row of another type, or met twice in a damaged file
                     }
                     record.parse(payload, plan.upto).map_err(bad)?;
-                    let row = DirectRow {
+                    let row = PageRow {
                         rowid,
                         payload,
                         record,
