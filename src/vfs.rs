@@ -29,7 +29,6 @@ pub use cache::{BlockCache, CacheConfig, CacheStats};
 pub use source::ReadAt;
 
 use crate::error::{Error, Result};
-use crate::nsys::Export;
 
 /// Name the VFS is registered under.
 pub const VFS_NAME: &str = "prvsight-ro";
@@ -54,7 +53,7 @@ thread_local! {
 
 /// How many reads SQLite made of our files on this thread, and the offset of the latest one.
 /// A scan that has just read a page is at that offset of its file: scans of the same file kept
-/// near the same offset share the block cache's blocks (nsys/interleave.rs).
+/// near the same offset share the block cache's blocks (engine/prepass/lockstep.rs).
 pub fn last_read() -> (u64, u64) {
     LAST_READ.with(Cell::get)
 }
@@ -105,11 +104,18 @@ fn open_parked(label: &str, parked: Parked) -> Result<Connection> {
     })
 }
 
-/// Opens an export from a source: checks the SQLite header first (for a clear message on
-/// gzip/zip/empty files), then reads the schema. The header is read as the block cache's first
-/// block, which the cache then holds: in the browser each read of the user's file costs a few
-/// milliseconds whatever its size, so the check costs no read of its own.
-pub fn open_export(label: &str, src: Box<dyn ReadAt>, config: CacheConfig) -> Result<Export> {
+/// Opens `src` as [`open_connection`] does, once `check` accepted its first bytes (at most 16)
+/// and size: a clear message for gzip/zip/empty files before SQLite gives a vaguer one. They
+/// are read as the block cache's first block, which the cache then holds: in the browser each
+/// read of the user's file costs a few milliseconds whatever its size, so the check costs no
+/// read of its own. Sorts spill to temporary files, which go to the default VFS (wasm builds
+/// keep them in memory whatever this says).
+pub fn open_checked(
+    label: &str,
+    src: Box<dyn ReadAt>,
+    config: CacheConfig,
+    check: impl FnOnce(&[u8], u64) -> Result<()>,
+) -> Result<Connection> {
     let size = src.size();
     let len = size.min(cache::BlockCache::block_len(config) as u64) as usize;
     let mut first_block = vec![0u8; len];
@@ -118,20 +124,15 @@ pub fn open_export(label: &str, src: Box<dyn ReadAt>, config: CacheConfig) -> Re
             file: label.into(),
             detail: e.to_string(),
         })?;
-    crate::nsys::export::check_magic(label, &first_block[..len.min(16)], size)?;
-    let conn = open_parked(
-        label,
-        Parked {
-            src,
-            config,
-            first_block: Some(first_block),
-        },
-    )?;
-    // Same settings as a native open (nsys/export.rs): an 8 MiB page cache, and the sorts that
-    // remain (NVTX, GPU metrics, MPI, and any family the survey left to SQL) spill to temporary
-    // files, which go to the default VFS (wasm builds keep them in memory whatever this says).
+    check(&first_block[..len.min(16)], size)?;
+    let parked = Parked {
+        src,
+        config,
+        first_block: Some(first_block),
+    };
+    let conn = open_parked(label, parked)?;
     let _ = conn.execute_batch("PRAGMA temp_store = FILE; PRAGMA cache_size = -8192;");
-    Export::from_connection(conn, label.to_owned())
+    Ok(conn)
 }
 
 /// Cache statistics of the file most recently closed on this thread under `label`.

@@ -50,7 +50,7 @@ fn open_vfs(p: &Path, config: CacheConfig) -> prvsight::Result<Export> {
         file: label.clone(),
         detail: e.to_string(),
     })?;
-    vfs::open_export(&label, Box::new(src), config)
+    Export::open_source(&label, Box::new(src), config)
 }
 
 type Outputs = (Vec<u8>, Vec<u8>, Vec<u8>);
@@ -376,7 +376,7 @@ fn opening_reads_the_header_as_the_first_block_which_the_cache_then_takes() {
             file: FileSource::open(&sample()).unwrap(),
             reads: reads.clone(),
         };
-        let ex = vfs::open_export("testcuda_report1.sqlite", Box::new(src), config).unwrap();
+        let ex = Export::open_source("testcuda_report1.sqlite", Box::new(src), config).unwrap();
         assert_eq!(convert(&[ex]).unwrap(), expected, "{config:?}");
         // Every block read once (the cache holds them all), the first with the header check.
         assert_eq!(reads.load(Ordering::Relaxed), blocks, "{config:?}");

@@ -641,10 +641,11 @@ fn the_direct_reader_reads_pages_through_the_vfs_in_wasm() {
     use prvsight::engine::page_reader::PageQuery;
     use prvsight::engine::prepass::{Prepass, Sql};
     use prvsight::engine::select::{Select, Val};
+    use prvsight::nsys::Export;
     use prvsight::sqlfile::Pager;
-    use prvsight::vfs::{self, CacheConfig};
+    use prvsight::vfs::CacheConfig;
     let config = CacheConfig::for_files(&[SAMPLE.len() as u64])[0];
-    let ex = vfs::open_export("direct.sqlite", Box::new(SAMPLE.to_vec()), config).unwrap();
+    let ex = Export::open_source("direct.sqlite", Box::new(SAMPLE.to_vec()), config).unwrap();
     let pager = Pager::new(&ex.conn)
         .unwrap()
         .expect("pages readable in wasm");

@@ -7,9 +7,13 @@ fn main() {}
 fn main() {
     // Small inputs read in place (the library maps nothing unless the program asks).
     #[cfg(target_os = "linux")]
-    prvsight::sqlfile::mapped::enable();
+    mapped::enable();
     std::process::exit(cli::main());
 }
+
+#[cfg(target_os = "linux")]
+#[path = "prvsight/mapped.rs"]
+mod mapped;
 
 #[cfg(not(target_family = "wasm"))]
 #[path = "prvsight/check.rs"]

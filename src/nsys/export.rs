@@ -14,10 +14,10 @@ pub struct Export {
     pub schema: Schema,
     /// The file it was opened from, if it was (a second connection can then read it in parallel).
     pub path: Option<std::path::PathBuf>,
-    /// The file mapped, where it is small enough (sqlfile/mapped.rs): held for as long as the
-    /// export, so that every pager of its file reads the one mapping.
-    #[cfg(target_os = "linux")]
-    mapped: Option<std::sync::Arc<crate::sqlfile::mapped::FileMap>>,
+    /// The file mapped, where the program maps files (`sqlfile::set_map_file`): held for as
+    /// long as the export, so that every pager of its file reads the one mapping.
+    #[cfg(not(target_family = "wasm"))]
+    mapped: Option<std::sync::Arc<dyn crate::sqlfile::MappedFile>>,
 }
 
 impl Export {
@@ -43,10 +43,7 @@ impl Export {
         })?;
         let mut ex = Self::from_connection(conn, label)?;
         ex.path = Some(path.to_owned());
-        #[cfg(target_os = "linux")]
-        {
-            ex.mapped = crate::sqlfile::mapped::FileMap::of(path);
-        }
+        ex.mapped = crate::sqlfile::map_file(path);
         Ok(ex)
     }
 
@@ -65,6 +62,18 @@ impl Export {
         Self::from_connection(conn, label.to_owned())
     }
 
+    /// Opens an export from any byte source through the read-only VFS (src/vfs.rs: the
+    /// browser's `File`, never copied whole into memory), with the settings of a native open.
+    pub fn open_source(
+        label: &str,
+        src: Box<dyn crate::vfs::ReadAt>,
+        config: crate::vfs::CacheConfig,
+    ) -> Result<Export> {
+        let check = |head: &[u8], len| check_magic(label, head, len);
+        let conn = crate::vfs::open_checked(label, src, config, check)?;
+        Self::from_connection(conn, label.to_owned())
+    }
+
     /// Wraps an already opened connection (e.g. over the browser's Blob VFS).
     pub fn from_connection(conn: Connection, label: String) -> Result<Export> {
         crate::engine::configure(&conn);
@@ -74,16 +83,16 @@ impl Export {
             label,
             schema,
             path: None,
-            #[cfg(target_os = "linux")]
+            #[cfg(not(target_family = "wasm"))]
             mapped: None,
         })
     }
 
     /// `Err` where the file changed under the reading in a way its readers may not have seen:
-    /// it shrank while mapped (sqlfile/mapped.rs; the end of its last page then reads as zeros
-    /// where `pread` would fail). Asked when a pass over the file ends.
+    /// it shrank while mapped (the end of its last page then reads as zeros where `pread` would
+    /// fail). Asked when a pass over the file ends.
     pub fn check_unchanged(&self) -> Result<()> {
-        #[cfg(target_os = "linux")]
+        #[cfg(not(target_family = "wasm"))]
         if let Some(map) = &self.mapped {
             map.unchanged().map_err(|why| Error::BadData {
                 file: self.label.clone(),

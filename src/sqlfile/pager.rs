@@ -1,7 +1,6 @@
 //! Pages of a connection's main database, read through the connection's own open file, with a
 //! small cache for the pages walked again (B-tree interior pages, a leaf a batch ended in); or,
-//! natively on Linux where the file is small, read in place from the process's one memory map of
-//! it (sqlfile/mapped.rs).
+//! where the program maps files ([`super::set_map_file`]), read in place from the mapping.
 
 use std::cell::RefCell;
 use std::ffi::c_int;
@@ -22,24 +21,25 @@ pub struct Pager<'c> {
     conn: &'c Connection,
     /// The tables looked up so far (see [`Pager::table`]).
     tables: RefCell<FastMap<String, Option<Arc<Table>>>>,
+    /// The connection's open file and its read method, called on it only (see `read_at`).
     file: *mut ffi::sqlite3_file,
     read: unsafe extern "C" fn(*mut ffi::sqlite3_file, *mut std::ffi::c_void, c_int, i64) -> c_int,
     page_size: usize,
     usable: usize,
     pages: u32,
     cache: RefCell<Cache>,
-    /// The file mapped, where it is small enough (see sqlfile/mapped.rs): pages are read in
-    /// place instead of through `read` and the cache.
-    #[cfg(target_os = "linux")]
-    map: Option<Arc<super::mapped::FileMap>>,
+    /// The file mapped, where the program maps it: pages are read in place instead of through
+    /// `read` and the cache.
+    #[cfg(not(target_family = "wasm"))]
+    map: Option<Arc<dyn super::MappedFile>>,
 }
 
 impl<'c> Pager<'c> {
     /// The pager the direct readers of `conn` share, where `direct` asks for them: `None`
     /// without it, where pages cannot be read directly, or where the file's header breaks the
     /// format (the readers then go through SQLite, which names the damage).
-    pub fn shared(conn: &'c Connection, direct: bool) -> Option<std::rc::Rc<Pager<'c>>> {
-        direct
+    pub fn shared(conn: &'c Connection, page_reader: bool) -> Option<std::rc::Rc<Pager<'c>>> {
+        page_reader
             .then(|| Pager::new(conn).ok().flatten().map(std::rc::Rc::new))
             .flatten()
     }
@@ -81,7 +81,7 @@ impl<'c> Pager<'c> {
             usable: 0,
             pages: 0,
             cache: RefCell::new(Cache::default()),
-            #[cfg(target_os = "linux")]
+            #[cfg(not(target_family = "wasm"))]
             map: None,
         };
         let mut head = [0u8; 100];
@@ -134,7 +134,7 @@ impl<'c> Pager<'c> {
         pager.usable = usable;
         pager.pages = pages;
         pager.cache = RefCell::new(Cache::new(page_size));
-        #[cfg(target_os = "linux")]
+        #[cfg(not(target_family = "wasm"))]
         {
             pager.map = (pages as usize)
                 .checked_mul(page_size)
@@ -176,7 +176,7 @@ impl<'c> Pager<'c> {
     /// Runs `f` over page `n` (1-based): in place where the file is mapped, else read through
     /// the cache.
     pub fn with_page<R>(&self, n: u32, f: impl FnOnce(&[u8]) -> R) -> Result<R, Damaged> {
-        #[cfg(target_os = "linux")]
+        #[cfg(not(target_family = "wasm"))]
         if let Some(map) = &self.map {
             self.check_number(n)?;
             let at = (n - 1) as usize * self.page_size;
@@ -229,17 +229,17 @@ impl<'c> Pager<'c> {
     }
 }
 
-/// The mapping of `conn`'s file (sqlfile/mapped.rs), where it is small enough, holds the
-/// `bytes` the header gives and starts with the `head` read through the connection (the file the
-/// name leads to now is the one SQLite opened).
-#[cfg(target_os = "linux")]
+/// The mapping of `conn`'s file, where the program maps it, holds the `bytes` the header gives
+/// and starts with the `head` read through the connection (the file the name leads to now is the
+/// one SQLite opened).
+#[cfg(not(target_family = "wasm"))]
 fn mapping_of(
     conn: &Connection,
     head: &[u8; 100],
     bytes: usize,
-) -> Option<Arc<super::mapped::FileMap>> {
+) -> Option<Arc<dyn super::MappedFile>> {
     let path = conn.path().filter(|p| !p.is_empty())?;
-    let map = super::mapped::FileMap::of(std::path::Path::new(path))?;
+    let map = super::map_file(std::path::Path::new(path))?;
     let b = map.bytes();
     (b.len() >= bytes.max(head.len()) && b[..head.len()] == head[..] && !map.shrank())
         .then_some(map)

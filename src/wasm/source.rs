@@ -10,7 +10,7 @@ use web_sys::{Blob, FileReaderSync};
 
 use crate::error::{Error, Result};
 use crate::nsys::Export;
-use crate::vfs::{self, CacheConfig, ReadAt};
+use crate::vfs::{CacheConfig, ReadAt};
 
 /// A `Blob` (a `File` is one) read in slices.
 pub struct BlobSource {
@@ -149,7 +149,7 @@ pub fn open(input: &Input, config: CacheConfig) -> Result<Export> {
             input.name
         )));
     };
-    vfs::open_export(&input.name, src, config)
+    Export::open_source(&input.name, src, config)
 }
 
 /// Opens the inputs with caches sized together (see [`CacheConfig::for_files`]).

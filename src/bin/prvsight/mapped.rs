@@ -1,9 +1,8 @@
-//! A small input read through a memory map of its file (Linux): one mapping per file, shared by
-//! every pager of the process. Why: `pread` costs a system call and a copy per page, for each
-//! connection; mapped, the page cache's own pages are read in place.
-//!
-//! Opt-in: a library must not take over a process-wide signal, so nothing is mapped (and no
-//! handler installed) until the program calls [`enable`], as the `prvsight` CLI does.
+//! The CLI's small inputs read through a memory map of their file (Linux): one mapping per file,
+//! shared by every pager of the process. Why: `pread` costs a system call and a copy per page,
+//! for each connection; mapped, the page cache's own pages are read in place. It lives here, not
+//! in the library, because it takes over the process-wide `SIGBUS`: the program's choice
+//! ([`enable`], given to the library as `prvsight::sqlfile::set_map_file`).
 //!
 //! Two limits make it safe:
 //! * At most [`MAPPED_MAX`] bytes are mapped at once, over all inputs (mapped pages count in the
@@ -19,17 +18,16 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
+use prvsight::sqlfile::MappedFile;
+
 /// The most bytes mapped at once, over all files (see the module doc): the peak resident memory
 /// grows by at most this.
 pub const MAPPED_MAX: u64 = 64 << 20;
 
-/// Whether the program allowed mappings ([`enable`]).
-static ENABLED: AtomicBool = AtomicBool::new(false);
-
-/// Lets the process read small inputs through a memory map, with the `SIGBUS` handler that the
-/// first mapping installs: the program's choice (the CLI makes it), never the library's.
+/// Lets the library's pagers read small inputs through a memory map, with the `SIGBUS` handler
+/// that the first mapping installs.
 pub fn enable() {
-    ENABLED.store(true, Ordering::Release);
+    prvsight::sqlfile::set_map_file(|path| FileMap::of(path).map(|m| m as Arc<dyn MappedFile>));
 }
 
 /// Mappings that can be live at once (the handler looks them up without a lock).
@@ -74,11 +72,8 @@ unsafe impl Sync for FileMap {}
 impl FileMap {
     /// The mapping of the file at `path`, shared with the other pagers of the process; `None`
     /// where the file is empty, cannot be opened or mapped, or would take the bytes mapped over
-    /// [`MAPPED_MAX`], or where the program did not [`enable`] mappings.
+    /// [`MAPPED_MAX`].
     pub fn of(path: &Path) -> Option<Arc<FileMap>> {
-        if !ENABLED.load(Ordering::Acquire) {
-            return None;
-        }
         let file = std::fs::File::open(path).ok()?;
         let meta = file.metadata().ok()?;
         if !meta.is_file() || meta.len() == 0 || meta.len() > MAPPED_MAX {
@@ -146,9 +141,11 @@ impl FileMap {
             file,
         }))
     }
+}
 
+impl MappedFile for FileMap {
     /// The file's bytes as mapped (read them, then ask [`shrank`](Self::shrank)).
-    pub fn bytes(&self) -> &[u8] {
+    fn bytes(&self) -> &[u8] {
         // SAFETY: `len` bytes mapped at `ptr` until drop. As with any map of a file, another
         // program may change them while they are read (as it may between two `pread`s): the
         // readers take them as untrusted bytes, checked as they are decoded, and a page that
@@ -158,13 +155,13 @@ impl FileMap {
 
     /// Whether a page of the file vanished since it was mapped (the file shrank): bytes read
     /// from the mapping since may be zeros instead of the file's.
-    pub fn shrank(&self) -> bool {
+    fn shrank(&self) -> bool {
         LIVE[self.slot].shrank.load(Ordering::Acquire)
     }
 
     /// Whether the file still holds every byte mapped: `Err` with its size now where it shrank
     /// (or can no longer be asked).
-    pub fn unchanged(&self) -> Result<(), String> {
+    fn unchanged(&self) -> Result<(), String> {
         let now = self.file.metadata().map(|m| m.len());
         match now {
             Ok(n) if n >= self.len as u64 && !self.shrank() => Ok(()),
@@ -248,102 +245,5 @@ extern "C" fn on_sigbus(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mu
     if let Some(previous) = PREVIOUS.get() {
         // SAFETY: restores the action that was there before ours.
         unsafe { libc::sigaction(libc::SIGBUS, previous, std::ptr::null_mut()) };
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn scratch(name: &str, bytes: &[u8]) -> std::path::PathBuf {
-        enable();
-        let dir = std::env::temp_dir().join(format!("prvsight-mapped-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
-        std::fs::write(&path, bytes).unwrap();
-        path
-    }
-
-    #[test]
-    fn a_file_is_mapped_once_for_all_its_readers() {
-        let path = scratch("shared", &[7u8; 10_000]);
-        let a = FileMap::of(&path).expect("a small file is mapped");
-        let b = FileMap::of(&path).unwrap();
-        assert!(Arc::ptr_eq(&a, &b));
-        assert_eq!(a.bytes(), &[7u8; 10_000][..]);
-        assert!(!a.shrank());
-        drop((a, b));
-        // Unmapped with its last reader: the next is a mapping of its own.
-        let c = FileMap::of(&path).unwrap();
-        assert_eq!(c.bytes().len(), 10_000);
-        std::fs::remove_file(&path).unwrap();
-    }
-
-    #[test]
-    fn large_empty_and_missing_files_are_not_mapped() {
-        let path = scratch("large", &[]);
-        assert!(FileMap::of(&path).is_none(), "empty");
-        // Sparse: no disk space taken.
-        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        f.set_len(MAPPED_MAX + 1).unwrap();
-        assert!(FileMap::of(&path).is_none(), "over the limit");
-        std::fs::remove_file(&path).unwrap();
-        assert!(FileMap::of(&path).is_none(), "missing");
-    }
-
-    #[test]
-    fn the_bytes_mapped_at_once_stay_within_the_limit() {
-        // Three files of 40 % of the limit each (sparse), mapped while the others live: the
-        // third would take the total over it.
-        let part = MAPPED_MAX * 2 / 5;
-        let paths: Vec<_> = (0..3)
-            .map(|i| {
-                let p = scratch(&format!("part{i}"), &[]);
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&p)
-                    .unwrap()
-                    .set_len(part)
-                    .unwrap();
-                p
-            })
-            .collect();
-        let a = FileMap::of(&paths[0]).expect("first");
-        let b = FileMap::of(&paths[1]).expect("second");
-        assert!(
-            FileMap::of(&paths[2]).is_none(),
-            "over the limit with the first two"
-        );
-        // A file already mapped is shared, whatever the total.
-        assert!(Arc::ptr_eq(&a, &FileMap::of(&paths[0]).unwrap()));
-        drop(b);
-        assert!(FileMap::of(&paths[2]).is_some(), "room again");
-        drop(a);
-        for p in paths {
-            std::fs::remove_file(p).unwrap();
-        }
-        assert!(FileMap::of(&std::env::temp_dir()).is_none(), "a directory");
-    }
-
-    #[test]
-    fn a_page_that_vanishes_reads_as_zeros_and_marks_the_mapping() {
-        // SAFETY: a plain query.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let path = scratch("shrinks", &vec![0xAB; 4 * page]);
-        let map = FileMap::of(&path).unwrap();
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_len(page as u64)
-            .unwrap();
-        // The first page is still the file's; the read past the new end would have ended the
-        // process with SIGBUS.
-        assert_eq!(map.bytes()[page - 1], 0xAB);
-        assert!(!map.shrank());
-        assert_eq!(map.bytes()[2 * page + 5], 0);
-        assert!(map.shrank());
-        assert!(map.bytes()[page..].iter().all(|&b| b == 0));
-        std::fs::remove_file(&path).unwrap();
     }
 }
