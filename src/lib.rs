@@ -1,7 +1,8 @@
 //! prvsight: Nsight Systems SQLite exports → Paraver traces and GPU efficiency metrics.
 //!
-//! Flow, one direction: [`nsys`] reads exports → [`model`] is the time-ordered record stream →
-//! sinks ([`paraver`], [`chrome`], metrics) → faces (the `prvsight` CLI, the wasm bindings).
+//! Flow, one direction: [`engine`] reads a table's rows in time order, [`nsys`] makes them records
+//! → [`model`] is the time-ordered record stream → sinks ([`paraver`], [`chrome`], [`timeline`],
+//! metrics) → faces (the `prvsight` CLI, the wasm bindings).
 
 pub mod bundle;
 pub mod chrome;

@@ -9,9 +9,9 @@ use serde::Serialize;
 
 pub mod batch;
 mod inputs;
-#[cfg(not(target_family = "wasm"))]
-mod links_apart;
 mod plan;
+#[cfg(not(target_family = "wasm"))]
+mod sinks_links;
 mod split;
 mod stream;
 #[cfg(not(target_family = "wasm"))]

@@ -8,7 +8,7 @@ use rusqlite::types::ValueRef;
 use super::row::Fields;
 
 /// Rows copied out of SQLite side by side: a run's batch (the partitioned reader), or one row
-/// (the keyed reader). `width` cells a row, all in one vector, and the bytes of their text and
+/// (the sort-keys reader). `width` cells a row, all in one vector, and the bytes of their text and
 /// blobs in another, so that a batch is refilled in place: nothing is freed or allocated per row,
 /// and a batch's rows lie in the order they are written and read. (Rows of their own, refilled
 /// from a pool of spare ones, cost cache misses on memory written long before: with `Vec<Value>`
@@ -247,7 +247,7 @@ impl Fields for RowView<'_> {
     }
 }
 
-/// A row copied out of SQLite, on its own (the keyed reader keeps fetched rows by rowid).
+/// A row copied out of SQLite, on its own (the sort-keys reader keeps fetched rows by rowid).
 pub struct BufferedRow {
     block: RowBlock,
     columns: std::rc::Rc<[String]>,

@@ -1,7 +1,7 @@
 //! Partitioned rows read on helper threads (native builds): the reading thread bounds the
-//! conversion (docs/PERFORMANCE.md item 23), and of its work the B-tree walks and record
-//! parsing of the GPU operations' tables — read once in time order for their own cursor and
-//! once in correlation-id order for the link join — need nothing it holds. A helper runs those
+//! conversion, and of its work the B-tree walks and record parsing of the GPU operations'
+//! tables — read once in time order for their own cursor and once in correlation-id order for
+//! the link join — need nothing it holds. A helper runs those
 //! [`PartitionedRows`] on connections of its own and sends their rows in batches; the reading
 //! thread decodes them as it decodes its own. The rows and their order are the same, so are the
 //! records and the names (interned by the reading thread, in its order).
@@ -110,12 +110,12 @@ type HelperInput = (usize, PathBuf, String);
 impl Helper {
     /// Starts a helper reading `inputs` (`direct`: by the direct reader of the file format, as
     /// the reading thread's own readers do).
-    fn spawn(inputs: Vec<HelperInput>, direct: bool) -> Rc<RefCell<Helper>> {
+    fn spawn(inputs: Vec<HelperInput>, page_reader: bool) -> Rc<RefCell<Helper>> {
         let (requests, asked) = channel();
         let (sent, batches) = channel();
         let thread = std::thread::Builder::new()
             .name("prvsight-rows".into())
-            .spawn(move || serve(inputs, direct, asked, sent));
+            .spawn(move || serve(inputs, page_reader, asked, sent));
         let (requests, thread) = match thread {
             Ok(t) => (Some(requests), Some(t)),
             // No thread: every fetch fails below (no helper answers), and says why.
@@ -181,7 +181,7 @@ impl Drop for Helper {
 /// of its inputs when a stream first needs it (with one input per rank a helper has many).
 fn serve(
     inputs: Vec<HelperInput>,
-    direct: bool,
+    page_reader: bool,
     asked: Receiver<Request>,
     sent: Sender<(usize, Batch)>,
 ) {
@@ -218,7 +218,7 @@ fn serve(
                 });
                 streams.push(match opened {
                     Ok(conn) => {
-                        let pager = pagers[at].get_or_init(|| Pager::shared(conn, direct));
+                        let pager = pagers[at].get_or_init(|| Pager::shared(conn, page_reader));
                         Ok(Stream {
                             rows: PartitionedRows::new(conn, &spec, survey, pager.clone()),
                             width: spec.columns.len(),
@@ -282,14 +282,14 @@ pub struct Helpers {
     helper_of: Vec<Option<usize>>,
     inputs: Vec<Option<(PathBuf, String)>>,
     started: Vec<Option<Rc<RefCell<Helper>>>>,
-    direct: bool,
+    page_reader: bool,
     batch_rows: usize,
 }
 
 impl Helpers {
     /// At most `threads` helpers (one at least) for these inputs (`direct` as for the reading
     /// thread's readers).
-    pub fn new(inputs: &[Input], threads: usize, direct: bool) -> Helpers {
+    pub fn new(inputs: &[Input], threads: usize, page_reader: bool) -> Helpers {
         let inputs: Vec<Option<(PathBuf, String)>> = inputs
             .iter()
             .map(|input| input.path.map(|p| (p.to_owned(), input.label.to_owned())))
@@ -311,7 +311,7 @@ impl Helpers {
             helper_of,
             inputs,
             started: (0..count).map(|_| None).collect(),
-            direct,
+            page_reader,
             batch_rows: (ROWS_IN_FLIGHT / (2 * streams)).clamp(MIN_BATCH_ROWS, MAX_BATCH_ROWS),
         }
     }
@@ -324,7 +324,7 @@ impl Helpers {
     /// Input `source`'s helper (started now if it was not), if it can have one.
     fn of(&mut self, source: usize) -> Option<&Rc<RefCell<Helper>>> {
         let h = (*self.helper_of.get(source)?)?;
-        let (helper_of, inputs, direct) = (&self.helper_of, &self.inputs, self.direct);
+        let (helper_of, inputs, page_reader) = (&self.helper_of, &self.inputs, self.page_reader);
         Some(self.started[h].get_or_insert_with(|| {
             let mine = inputs
                 .iter()
@@ -332,7 +332,7 @@ impl Helpers {
                 .filter(|&(i, _)| helper_of[i] == Some(h))
                 .filter_map(|(i, input)| input.clone().map(|(path, label)| (i, path, label)))
                 .collect();
-            Helper::spawn(mine, direct)
+            Helper::spawn(mine, page_reader)
         }))
     }
 

@@ -78,7 +78,7 @@ enum Test {
 
 /// A [`Select`] compiled for the direct reader.
 pub struct PageQuery {
-    /// Shared with the pager's lookup; `Arc` so that a plan can go to another thread's pass
+    /// Shared with the pager's lookup; `Arc` so that a compiled query can go to another thread's pass
     /// (engine/prepass.rs).
     pub table: Arc<Table>,
     /// Record columns to parse: one past the last column read.
@@ -219,30 +219,30 @@ fn or_int(v: ValueRef<'_>, k: i64) -> ValueRef<'_> {
 
 /// A row as its query's outputs, by index (what the SQL path's rows give).
 pub struct QueryRow<'a, 'p, 'r> {
-    pub plan: &'a PageQuery,
+    pub compiled: &'a PageQuery,
     pub row: PageRow<'p, 'r>,
 }
 
 impl Fields for QueryRow<'_, '_, '_> {
     fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
-        if i < self.plan.outputs.len() {
-            Ok(self.plan.value(&self.row, i))
+        if i < self.compiled.outputs.len() {
+            Ok(self.compiled.value(&self.row, i))
         } else {
             Err(rusqlite::Error::InvalidColumnIndex(i))
         }
     }
 
     fn column_name(&self, i: usize) -> &str {
-        self.plan.names.get(i).map_or("?", String::as_str)
+        self.compiled.names.get(i).map_or("?", String::as_str)
     }
 
     fn values<'s>(&'s self, first: usize, out: &mut [ValueRef<'s>]) -> rusqlite::Result<()> {
         let last = first + out.len();
-        let Some(srcs) = self.plan.outputs.get(first..last) else {
+        let Some(srcs) = self.compiled.outputs.get(first..last) else {
             return Err(rusqlite::Error::InvalidColumnIndex(last.saturating_sub(1)));
         };
         for (v, src) in out.iter_mut().zip(srcs) {
-            *v = self.plan.eval(&self.row, src);
+            *v = self.compiled.eval(&self.row, src);
         }
         Ok(())
     }

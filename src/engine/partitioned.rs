@@ -120,10 +120,8 @@ pub(super) const SPARSE: i64 = 4;
 /// groups cost G / 512 passes), and a survey with a grouped member declines (the family is
 /// then read through SQL's sort, which covers every member once) where the grouped member's
 /// groups times this outnumber the other members' rows. The MPI waits (one row per request)
-/// are this member: a few rows in most exports, where reading the other host calls sort-free
-/// took a 10 MB export with MPI from 0.55 to 0.10 s; with 16 000 more groups (of two rows)
-/// 0.45 s against the sort's 0.75 s, and (where it now declines) with 100 000 more 2.7 s
-/// against 1.9 s (docs/PERFORMANCE.md item 42).
+/// are this member: a few rows in most exports, where the other host calls are then still read
+/// without SQL's sort, far faster.
 pub(super) const GROUPED_FETCHES: u64 = 8;
 /// One sorted run: rows of one member on one resource, rowids `lo..=hi`.
 #[derive(Clone)]

@@ -58,14 +58,14 @@ pub struct Prepass<'a> {
 type Pass<'a> = Vec<(usize, PageQuery, Take<'a>)>;
 
 enum Entry<'a> {
-    Direct(PageQuery, Take<'a>),
+    Pages(PageQuery, Take<'a>),
     Sql(String, bool, Take<'a>),
 }
 
 impl<'a> Prepass<'a> {
     /// `direct`: queries run by the direct reader where they compile for it.
-    pub fn new(conn: &'a Connection, direct: bool) -> Prepass<'a> {
-        let pager = Pager::shared(conn, direct);
+    pub fn new(conn: &'a Connection, page_reader: bool) -> Prepass<'a> {
+        let pager = Pager::shared(conn, page_reader);
         Prepass {
             conn,
             pager,
@@ -87,11 +87,11 @@ impl<'a> Prepass<'a> {
     /// A scan of `query`'s rows, handed to `take`: by the direct reader where `query` compiles
     /// for it, else through SQLite as `sql` says (`query` `None`: through SQLite only).
     pub fn add(&mut self, query: Option<&Select>, sql: Sql, take: Take<'a>) {
-        let plan = (self.pager.as_ref())
+        let compiled = (self.pager.as_ref())
             .zip(query)
             .and_then(|(pager, q)| PageQuery::compile(pager, q).ok()?);
-        let entry = match (plan, query, sql) {
-            (Some(plan), ..) => Entry::Direct(plan, take),
+        let entry = match (compiled, query, sql) {
+            (Some(compiled), ..) => Entry::Pages(compiled, take),
             (None, _, Sql::Given(s)) => Entry::Sql(s, false, take),
             (None, Some(q), Sql::Query) => Entry::Sql(q.sql(), false, take),
             (None, Some(q), Sql::FilterHere) => Entry::Sql(filter_here_sql(q), true, take),
@@ -108,11 +108,11 @@ impl<'a> Prepass<'a> {
         let mut queries: Vec<(usize, rusqlite::Result<Statement<'a>>, TakeRow<'a>)> = Vec::new();
         for (i, entry) in self.scans.into_iter().enumerate() {
             match entry {
-                Entry::Direct(plan, take) => {
-                    let root = plan.table.root;
+                Entry::Pages(compiled, take) => {
+                    let root = compiled.table.root;
                     match tables.iter_mut().find(|(r, _)| *r == root) {
-                        Some((_, group)) => group.push((i, plan, take)),
-                        None => tables.push((root, vec![(i, plan, take)])),
+                        Some((_, group)) => group.push((i, compiled, take)),
+                        None => tables.push((root, vec![(i, compiled, take)])),
                     }
                 }
                 Entry::Sql(text, filtered, take) => {
@@ -139,10 +139,9 @@ impl<'a> Prepass<'a> {
 /// `n` scans ended, by index. This thread takes the largest pass, the second thread the next
 /// (given out before it starts); then each takes the largest left whenever it is free. So the
 /// two end about together, whatever a pass costs per row (its rows and scans more than its
-/// pages) and however the machine slows either thread: shared out by leaf pages beforehand,
-/// this thread ended ~100 ms after the other at 1 GB (docs/PERFORMANCE.md item 36). The second
-/// thread opens its connection itself, while this one starts its pass (it waited ~0.3 ms for
-/// it, item 40); where it does not open, its pass comes back and is made here.
+/// pages) and however the machine slows either thread, which a share of leaf pages fixed
+/// beforehand did not. The second thread opens its connection itself, while this one starts
+/// its pass (instead of waiting for it); where it does not open, its pass comes back here.
 #[cfg(not(target_family = "wasm"))]
 fn on_two_threads<'a>(
     file: &std::path::Path,
@@ -293,7 +292,7 @@ fn table_pass<'a>(
             })
             .collect();
         (scans.into_iter().zip(first))
-            .map(|((i, plan, take), g)| (i, plan, take, g))
+            .map(|((i, compiled, take), g)| (i, compiled, take, g))
             .collect()
     };
     // Per group: the row's answer, once tested.
@@ -327,10 +326,10 @@ fn table_pass<'a>(
                 // one taken out.
                 let mut k = 0;
                 while k < scans.len() {
-                    let (i, plan, take, g) = &mut scans[k];
-                    let admits = *admitted[*g].get_or_insert_with(|| plan.admits(&row));
+                    let (i, compiled, take, g) = &mut scans[k];
+                    let admits = *admitted[*g].get_or_insert_with(|| compiled.admits(&row));
                     if admits {
-                        let taken = take(Ok(&QueryRow { plan, row }));
+                        let taken = take(Ok(&QueryRow { compiled, row }));
                         if !matches!(taken, Ok(true)) {
                             outcomes[*i] = Some(taken.map(|_| ()));
                             drop(scans.remove(k));

@@ -1,4 +1,4 @@
-//! Time order by sorting narrow keys: the keyed reader.
+//! Time order by sorting narrow keys: the sort-keys reader.
 //!
 //! NVTX push/pop ranges are written when they end, so an outer range comes after everything
 //! nested in it: in rowid order the table is not in per-thread runs (partitioned.rs does not
@@ -30,7 +30,7 @@ use crate::error::{Error, Result};
 use crate::sqlfile::{Pager, Record, TableCursor};
 use crate::{FastMap, FastSet};
 
-/// What a keyed reader reads.
+/// What a sort-keys reader reads.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeySpec {
     /// `SELECT start, end, rowid FROM … WHERE …`: every row to read, no order (run by the
@@ -88,8 +88,7 @@ const MAX_SPREAD: i64 = 8;
 
 /// Keys per chunk of a scan's keys (384 KiB): they grow a chunk at a time, with no copy of what
 /// was found and no larger vector beside a smaller one — in the browser's linear memory, which
-/// never shrinks, one growing vector cost 19 MiB more at the peak of a 1 GB export
-/// (docs/PERFORMANCE.md item 30).
+/// never shrinks, one growing vector's copies would stay at its peak.
 const CHUNK: usize = 1 << 14;
 
 /// The sort keys a [`KeyScan`] found, not yet sorted, in chunks of [`CHUNK`].
@@ -196,13 +195,13 @@ impl KeyScan {
     }
 }
 
-/// How a keyed reader fetches a rowid range.
+/// How a sort-keys reader fetches a rowid range.
 enum Fetch<'c> {
-    /// By the direct reader of the file format (engine/page_reader.rs): the plan of
+    /// By the direct reader of the file format (engine/page_reader.rs): the compiled query of
     /// [`KeySpec::fetch`], a cursor on its table, the record parsed last.
-    Direct {
+    Pages {
         pager: Rc<Pager<'c>>,
-        plan: PageQuery,
+        compiled: PageQuery,
         cursor: TableCursor,
         record: Record,
     },
@@ -234,15 +233,15 @@ impl<'c> KeyOrderRows<'c> {
         spec: &KeySpec,
         keys: Keys,
     ) -> rusqlite::Result<KeyOrderRows<'c>> {
-        let plan = match &pager {
+        let compiled = match &pager {
             Some(pager) => PageQuery::compile(pager, &spec.fetch)?,
             None => None,
         };
-        let fetch = match (pager, plan) {
-            (Some(pager), Some(plan)) => Fetch::Direct {
-                cursor: TableCursor::new(plan.table.root),
+        let fetch = match (pager, compiled) {
+            (Some(pager), Some(compiled)) => Fetch::Pages {
+                cursor: TableCursor::new(compiled.table.root),
                 pager,
-                plan,
+                compiled,
                 record: Record::default(),
             },
             _ => Fetch::Sql(conn.prepare(&format!(
@@ -312,9 +311,9 @@ impl<'c> KeyOrderRows<'c> {
             (first, first)
         };
         match &mut self.fetch {
-            Fetch::Direct {
+            Fetch::Pages {
                 pager,
-                plan,
+                compiled,
                 cursor,
                 record,
             } => {
@@ -327,14 +326,14 @@ impl<'c> KeyOrderRows<'c> {
                     if !wanted.contains(&rowid) || self.fetched.contains_key(&rowid) {
                         continue; // a row of another type, or met twice in a damaged file
                     }
-                    record.parse(payload, plan.upto).map_err(bad)?;
+                    record.parse(payload, compiled.upto).map_err(bad)?;
                     let row = PageRow {
                         rowid,
                         payload,
                         record,
                     };
                     let buffered = self.spare.pop();
-                    let kept = buffer(buffered, &self.columns, |i| Ok(plan.value(&row, i + 1)))
+                    let kept = buffer(buffered, &self.columns, |i| Ok(compiled.value(&row, i + 1)))
                         .map_err(read)?;
                     self.fetched.insert(rowid, kept);
                 }

@@ -17,7 +17,7 @@ mod early;
 mod open;
 
 pub use early::{early_scans, EarlyScans, EarlySurveys};
-pub use open::{family_queries, CallsRead, LinksApart, ReadThreads, Tuning};
+pub use open::{family_queries, CallsRead, ReadThreads, SinksThreadJoin, Tuning};
 
 /// Where a cursor's rows come from.
 pub enum RowSource<'s> {
@@ -33,7 +33,7 @@ pub enum RowSource<'s> {
     /// The same join fed with the calls the host cursor reads (the reader passes them on).
     FedLinks(Box<FedLinks<'s>>),
     /// Rows fetched by rowid in the order of their sorted keys.
-    Keyed(Box<KeyOrderRows<'s>>),
+    BySortKeys(Box<KeyOrderRows<'s>>),
 }
 
 /// An open cursor with its next record decoded ahead (the merge compares heads).
@@ -77,7 +77,7 @@ impl Cursor<'_> {
                     };
                     decode_next(self.kind, &p.row(next.row), &next, self.source, cxs, names)?
                 }
-                RowSource::Keyed(k) => {
+                RowSource::BySortKeys(k) => {
                     let Some(row) = k.next_row(&cxs[self.source].file)? else {
                         return Ok(());
                     };
@@ -114,10 +114,10 @@ pub struct Cursors<'c> {
     /// Per cursor: the link cursor fed with the calls it reads (a host cursor's [`CallTap`]).
     fed: Vec<Option<usize>>,
     /// Per cursor: the join left to the sinks' thread that gets the calls it reads (its index
-    /// among `links_apart`), where [`ReadThreads::links_apart`] asks so.
-    apart: Vec<Option<usize>>,
+    /// among `sinks_thread_joins`), where [`ReadThreads::joins_on_sinks_thread`] asks so.
+    to_sinks_thread: Vec<Option<usize>>,
     /// The joins left to the sinks' thread, until taken.
-    links_apart: Vec<LinksApart>,
+    sinks_thread_joins: Vec<SinksThreadJoin>,
     /// The calls read for those joins (join index, call) since they were last taken.
     calls: CallsRead,
     /// `FILE: WHAT` of every family that could have been read without SQL's sort but was not.
@@ -158,11 +158,11 @@ impl<'c> Cursors<'c> {
     }
 
     /// Passes the calls cursor `i` read since the last time on to its link cursor or to the
-    /// join left apart; returns the link cursor where it had no record and now has one.
+    /// join left to the sinks' thread; returns the link cursor where it had no record and now has one.
     pub fn feed(&mut self, i: usize, names: &mut Names) -> Result<Option<usize>> {
-        if let Some(k) = self.apart[i] {
+        if let Some(k) = self.to_sinks_thread[i] {
             let tap = self.list[i].tap.as_mut();
-            let tap = tap.expect("a host cursor whose calls go apart has a tap");
+            let tap = tap.expect("a host cursor whose calls go to the sinks' thread has a tap");
             self.calls.extend(tap.drain().map(|call| (k, call)));
             return Ok(None);
         }
@@ -184,9 +184,9 @@ impl<'c> Cursors<'c> {
         Ok(links.head.is_some().then_some(j))
     }
 
-    /// The link joins left to the sinks' thread ([`ReadThreads::links_apart`]), taken once.
-    pub fn take_links_apart(&mut self) -> Vec<LinksApart> {
-        std::mem::take(&mut self.links_apart)
+    /// The link joins left to the sinks' thread ([`ReadThreads::joins_on_sinks_thread`]), taken once.
+    pub fn take_sinks_thread_joins(&mut self) -> Vec<SinksThreadJoin> {
+        std::mem::take(&mut self.sinks_thread_joins)
     }
 
     /// The calls read for the joins left to the sinks' thread since the last time, in the

@@ -18,8 +18,8 @@ use crate::model::classify::{
     acc_activity, cuda_call_activity, mpi_activity, os_call_activity, strip_api_version,
 };
 use crate::model::{
-    AccCall, AccClass, ApiLayer, CudaCall, HostCall, HostCallKind, MpiCall, MpiClass, Names,
-    OsCall, Record,
+    AccCall, AccClass, ApiLayer, CudaCall, HostCall, HostCallKind, MpiCall, MpiClass, NameId,
+    Names, OsCall, Record,
 };
 use crate::options::Family;
 
@@ -98,114 +98,7 @@ pub fn query(
     families: &BTreeSet<Family>,
     source: usize,
 ) -> Option<Query> {
-    let c = |t: &str, col: &str| schema.column_or_null(t, col);
-    let lit = Val::col;
-    let mut parts = Vec::new();
-    if families.contains(&Family::CudaApi) {
-        let t = Family::CudaApi.table();
-        parts.push(member(
-            FAM_CUDA,
-            t,
-            &[
-                ("nm", lit("nameId")),
-                ("corr", lit("correlationId")),
-                ("cls", c(t, "eventClass")),
-            ],
-            Vec::new(),
-            None,
-        ));
-    }
-    if families.contains(&Family::Mpi) {
-        let t = "MPI_P2P_EVENTS";
-        if schema.has_table(t) {
-            let cols = [
-                ("nm", lit("textId")),
-                ("size", c(t, "size")),
-                ("tag", c(t, "tag")),
-                ("peer", c(t, "remoteRank")),
-                ("comm", c(t, "commHandle")),
-            ];
-            parts.push(member(FAM_MPI_P2P, t, &cols, Vec::new(), None));
-        }
-        let t = "MPI_COLLECTIVES_EVENTS";
-        if schema.has_table(t) {
-            let cols = [
-                ("nm", lit("textId")),
-                ("size", c(t, "size")),
-                ("recvSize", c(t, "recvSize")),
-                ("root", c(t, "rootRank")),
-                ("comm", c(t, "commHandle")),
-            ];
-            parts.push(member(FAM_MPI_COLL, t, &cols, Vec::new(), None));
-        }
-        // nsys writes one row per request a wait completed, all with the call's start and end.
-        let t = "MPI_START_WAIT_EVENTS";
-        if schema.has_table(t) {
-            parts.push(member(
-                FAM_MPI_WAIT,
-                t,
-                &[("nm", lit("textId")), ("reqs", Val::Sql("COUNT(*)"))],
-                Vec::new(),
-                Some("start, end, globalTid, textId"),
-            ));
-        }
-        let t = "MPI_OTHER_EVENTS";
-        if schema.has_table(t) {
-            parts.push(member(
-                FAM_MPI_OTHER,
-                t,
-                &[("nm", lit("textId"))],
-                Vec::new(),
-                None,
-            ));
-        }
-        if !nvtx_mpi_domains.is_empty() {
-            let t = "NVTX_EVENTS";
-            let conds = vec![
-                Cond::In("eventType".into(), vec![59, 70]),
-                Cond::In(
-                    "domainId".into(),
-                    nvtx_mpi_domains.iter().copied().collect(),
-                ),
-            ];
-            parts.push(member(
-                FAM_NVTX_MPI,
-                t,
-                &[("nm", c(t, "textId")), ("txt", lit("text"))],
-                conds,
-                None,
-            ));
-        }
-    }
-    if families.contains(&Family::Osrt) && schema.has_table("OSRT_API") {
-        parts.push(member(
-            FAM_OSRT,
-            "OSRT_API",
-            &[("nm", lit("nameId"))],
-            osrt_filter(schema).into_iter().collect(),
-            None,
-        ));
-    }
-    if families.contains(&Family::OpenAcc) {
-        for (fam, t) in [
-            (FAM_ACC_DATA, "CUPTI_ACTIVITY_KIND_OPENACC_DATA"),
-            (FAM_ACC_LAUNCH, "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH"),
-            (FAM_ACC_OTHER, "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"),
-        ] {
-            if schema.has_table(t) {
-                let cols = [
-                    ("nm", lit("nameId")),
-                    ("ekind", c(t, "eventKind")),
-                    ("line", c(t, "lineNo")),
-                    ("src", c(t, "srcFile")),
-                    ("func", c(t, "funcName")),
-                    ("size", c(t, "bytes")),
-                    ("kname", c(t, "kernelName")),
-                ];
-                parts.push(member(fam, t, &cols, Vec::new(), None));
-            }
-        }
-    }
+    let parts = members(schema, nvtx_mpi_domains, families);
     if parts.is_empty() {
         return None;
     }
@@ -243,6 +136,132 @@ pub fn query(
         what: WHAT_ALL,
         partitioned: Some(partitioned),
     })
+}
+
+/// The members of the host calls' union, in the order the SQL path ranks ties (`fam`).
+fn members(
+    schema: &Schema,
+    nvtx_mpi_domains: &BTreeSet<i64>,
+    families: &BTreeSet<Family>,
+) -> Vec<Member> {
+    let c = |t: &str, col: &str| schema.column_or_null(t, col);
+    let lit = Val::col;
+    let mut parts = Vec::new();
+    if families.contains(&Family::CudaApi) {
+        let t = Family::CudaApi.table();
+        parts.push(member(
+            FAM_CUDA,
+            t,
+            &[
+                ("nm", lit("nameId")),
+                ("corr", lit("correlationId")),
+                ("cls", c(t, "eventClass")),
+            ],
+            Vec::new(),
+            None,
+        ));
+    }
+    if families.contains(&Family::Mpi) {
+        parts.extend(mpi_members(schema, nvtx_mpi_domains));
+    }
+    if families.contains(&Family::Osrt) && schema.has_table("OSRT_API") {
+        parts.push(member(
+            FAM_OSRT,
+            "OSRT_API",
+            &[("nm", lit("nameId"))],
+            osrt_filter(schema).into_iter().collect(),
+            None,
+        ));
+    }
+    if families.contains(&Family::OpenAcc) {
+        for (fam, t) in [
+            (FAM_ACC_DATA, "CUPTI_ACTIVITY_KIND_OPENACC_DATA"),
+            (FAM_ACC_LAUNCH, "CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH"),
+            (FAM_ACC_OTHER, "CUPTI_ACTIVITY_KIND_OPENACC_OTHER"),
+        ] {
+            if schema.has_table(t) {
+                let cols = [
+                    ("nm", lit("nameId")),
+                    ("ekind", c(t, "eventKind")),
+                    ("line", c(t, "lineNo")),
+                    ("src", c(t, "srcFile")),
+                    ("func", c(t, "funcName")),
+                    ("size", c(t, "bytes")),
+                    ("kname", c(t, "kernelName")),
+                ];
+                parts.push(member(fam, t, &cols, Vec::new(), None));
+            }
+        }
+    }
+    parts
+}
+
+/// The MPI calls' members: the four MPI_*_EVENTS tables, and the NVTX `MPI` domain of nsys 2022.
+fn mpi_members(schema: &Schema, nvtx_mpi_domains: &BTreeSet<i64>) -> Vec<Member> {
+    let c = |t: &str, col: &str| schema.column_or_null(t, col);
+    let lit = Val::col;
+    let mut parts = Vec::new();
+    let t = "MPI_P2P_EVENTS";
+    if schema.has_table(t) {
+        let cols = [
+            ("nm", lit("textId")),
+            ("size", c(t, "size")),
+            ("tag", c(t, "tag")),
+            ("peer", c(t, "remoteRank")),
+            ("comm", c(t, "commHandle")),
+        ];
+        parts.push(member(FAM_MPI_P2P, t, &cols, Vec::new(), None));
+    }
+    let t = "MPI_COLLECTIVES_EVENTS";
+    if schema.has_table(t) {
+        let cols = [
+            ("nm", lit("textId")),
+            ("size", c(t, "size")),
+            ("recvSize", c(t, "recvSize")),
+            ("root", c(t, "rootRank")),
+            ("comm", c(t, "commHandle")),
+        ];
+        parts.push(member(FAM_MPI_COLL, t, &cols, Vec::new(), None));
+    }
+    // nsys writes one row per request a wait completed, all with the call's start and end.
+    let t = "MPI_START_WAIT_EVENTS";
+    if schema.has_table(t) {
+        parts.push(member(
+            FAM_MPI_WAIT,
+            t,
+            &[("nm", lit("textId")), ("reqs", Val::Sql("COUNT(*)"))],
+            Vec::new(),
+            Some("start, end, globalTid, textId"),
+        ));
+    }
+    let t = "MPI_OTHER_EVENTS";
+    if schema.has_table(t) {
+        parts.push(member(
+            FAM_MPI_OTHER,
+            t,
+            &[("nm", lit("textId"))],
+            Vec::new(),
+            None,
+        ));
+    }
+    if !nvtx_mpi_domains.is_empty() {
+        let t = "NVTX_EVENTS";
+        let conds = vec![
+            Cond::In("eventType".into(), vec![59, 70]),
+            Cond::In(
+                "domainId".into(),
+                nvtx_mpi_domains.iter().copied().collect(),
+            ),
+        ];
+        parts.push(member(
+            FAM_NVTX_MPI,
+            t,
+            &[("nm", c(t, "textId")), ("txt", lit("text"))],
+            conds,
+            None,
+        ));
+    }
+    parts
 }
 
 /// OSRT_API also holds start/stop markers of the OS runtime tracer (eventClass 31/32, named
@@ -320,72 +339,13 @@ pub fn decode<R: Fields + ?Sized>(
             HostCallKind::Os(OsCall { name }),
         ),
         FAM_ACC_DATA | FAM_ACC_LAUNCH | FAM_ACC_OTHER => {
-            let class = match fam {
-                FAM_ACC_DATA => AccClass::Data,
-                FAM_ACC_LAUNCH => AccClass::Launch,
-                _ => AccClass::Other,
-            };
-            let event_kind = g(at!("ekind"), cx)?
-                .and_then(|k| u32::try_from(k).ok())
-                .unwrap_or(0);
-            let file = match g(at!("src"), cx)? {
-                Some(id) => cx.strings.text(id)?.unwrap_or_default(),
-                None => String::new(),
-            };
-            let line = g(at!("line"), cx)?.unwrap_or(0);
-            // The construct as nsys shows it: where in the source it is.
-            let construct = names.intern(&format!(
-                "{}@{}:{line}",
-                names.get(name),
-                if file.is_empty() { "?" } else { &file }
-            ));
-            let function = match g(at!("func"), cx)? {
-                Some(id) => Some(cx.strings.name(id, names)?),
-                None => None,
-            };
-            let kernel = match g(at!("kname"), cx)? {
-                Some(id) => Some(cx.strings.name(id, names)?),
-                None => None,
-            };
-            let bytes = g(at!("size"), cx)?.and_then(|b| u64::try_from(b).ok());
-            let call = AccCall {
-                class,
-                event_kind,
-                name,
-                construct,
-                function,
-                bytes,
-                kernel,
-            };
-            (acc_activity(event_kind), HostCallKind::OpenAcc(call))
+            let call = acc_call(row, fam, name, cx, names)?;
+            (acc_activity(call.event_kind), HostCallKind::OpenAcc(call))
         }
         _ => {
-            let class = match fam {
-                FAM_MPI_P2P => MpiClass::PointToPoint,
-                FAM_MPI_COLL => MpiClass::Collective,
-                FAM_MPI_WAIT => MpiClass::StartWait,
-                _ => MpiClass::Other,
-            };
-            let bytes = |v: Option<i64>| v.and_then(|x| u64::try_from(x).ok());
-            let call = MpiCall {
-                name,
-                class,
-                bytes_sent: bytes(g(at!("size"), cx)?),
-                bytes_received: if class == MpiClass::Collective {
-                    bytes(g(at!("recvSize"), cx)?)
-                } else {
-                    None
-                },
-                peer: g(at!("peer"), cx)?,
-                tag: g(at!("tag"), cx)?,
-                root: g(at!("root"), cx)?,
-                communicator: g(at!("comm"), cx)?,
-                requests: g(at!("reqs"), cx)?
-                    .and_then(|r| u32::try_from(r).ok())
-                    .unwrap_or(1),
-            };
+            let call = mpi_call(row, fam, name, cx)?;
             (
-                mpi_activity(names.get(name), class),
+                mpi_activity(names.get(name), call.class),
                 HostCallKind::Mpi(call),
             )
         }
@@ -398,4 +358,83 @@ pub fn decode<R: Fields + ?Sized>(
         activity,
         kind,
     })))
+}
+
+/// The OpenACC call of a row of family `fam`, named `name`.
+#[inline]
+fn acc_call<R: Fields + ?Sized>(
+    row: &R,
+    fam: i64,
+    name: NameId,
+    cx: &mut SourceCx,
+    names: &mut Names,
+) -> Result<AccCall> {
+    let g = |i: usize, cx: &SourceCx| int(row, i, cx, WHAT);
+    let class = match fam {
+        FAM_ACC_DATA => AccClass::Data,
+        FAM_ACC_LAUNCH => AccClass::Launch,
+        _ => AccClass::Other,
+    };
+    let event_kind = g(at!("ekind"), cx)?
+        .and_then(|k| u32::try_from(k).ok())
+        .unwrap_or(0);
+    let file = match g(at!("src"), cx)? {
+        Some(id) => cx.strings.text(id)?.unwrap_or_default(),
+        None => String::new(),
+    };
+    let line = g(at!("line"), cx)?.unwrap_or(0);
+    // The construct as nsys shows it: where in the source it is.
+    let construct = names.intern(&format!(
+        "{}@{}:{line}",
+        names.get(name),
+        if file.is_empty() { "?" } else { &file }
+    ));
+    let function = match g(at!("func"), cx)? {
+        Some(id) => Some(cx.strings.name(id, names)?),
+        None => None,
+    };
+    let kernel = match g(at!("kname"), cx)? {
+        Some(id) => Some(cx.strings.name(id, names)?),
+        None => None,
+    };
+    let bytes = g(at!("size"), cx)?.and_then(|b| u64::try_from(b).ok());
+    Ok(AccCall {
+        class,
+        event_kind,
+        name,
+        construct,
+        function,
+        bytes,
+        kernel,
+    })
+}
+
+/// The MPI call of a row of family `fam`, named `name`.
+#[inline]
+fn mpi_call<R: Fields + ?Sized>(row: &R, fam: i64, name: NameId, cx: &SourceCx) -> Result<MpiCall> {
+    let g = |i: usize, cx: &SourceCx| int(row, i, cx, WHAT);
+    let class = match fam {
+        FAM_MPI_P2P => MpiClass::PointToPoint,
+        FAM_MPI_COLL => MpiClass::Collective,
+        FAM_MPI_WAIT => MpiClass::StartWait,
+        _ => MpiClass::Other,
+    };
+    let bytes = |v: Option<i64>| v.and_then(|x| u64::try_from(x).ok());
+    Ok(MpiCall {
+        name,
+        class,
+        bytes_sent: bytes(g(at!("size"), cx)?),
+        bytes_received: if class == MpiClass::Collective {
+            bytes(g(at!("recvSize"), cx)?)
+        } else {
+            None
+        },
+        peer: g(at!("peer"), cx)?,
+        tag: g(at!("tag"), cx)?,
+        root: g(at!("root"), cx)?,
+        communicator: g(at!("comm"), cx)?,
+        requests: g(at!("reqs"), cx)?
+            .and_then(|r| u32::try_from(r).ok())
+            .unwrap_or(1),
+    })
 }

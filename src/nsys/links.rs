@@ -552,8 +552,13 @@ impl<'c> FedLinks<'c> {
     }
 
     /// The join of the operations of `gpu`'s runs `ops` in `input`, read on this thread, with
-    /// calls a [`CallTap::apart`] takes elsewhere.
-    pub fn apart(input: Input<'c>, gpu: &Spec, ops: Survey, page_reader: bool) -> FedLinks<'c> {
+    /// calls a [`CallTap::for_sinks_thread`] takes elsewhere.
+    pub fn on_sinks_thread(
+        input: Input<'c>,
+        gpu: &Spec,
+        ops: Survey,
+        page_reader: bool,
+    ) -> FedLinks<'c> {
         let readers = Readers::new(vec![input], page_reader, 0);
         let ops = Operations::new(gpu, ops, &mut |spec, runs| {
             Box::new(readers.here(0, spec, runs))
@@ -582,9 +587,12 @@ impl<'c> FedLinks<'c> {
 
 impl CallTap {
     /// The tap of a host reader whose resources are `host_keys`, for a join made elsewhere
-    /// (the sinks' thread: pipeline/links_apart.rs) over the operations `ops` surveyed: the
+    /// (the sinks' thread: pipeline/sinks_links.rs) over the operations `ops` surveyed: the
     /// calls it takes are those [`FedLinks::new`]'s tap would take.
-    pub fn apart(host_keys: &[crate::engine::partitioned::Key], ops: &Survey) -> CallTap {
+    pub fn for_sinks_thread(
+        host_keys: &[crate::engine::partitioned::Key],
+        ops: &Survey,
+    ) -> CallTap {
         // The processes `Operations::new` makes readers of: those of the operations' keys.
         let processes: BTreeSet<i64> = ops.keys().iter().filter_map(ops_process).collect();
         CallTap {

@@ -25,7 +25,7 @@ pub const NVTX_CATEGORY: i64 = 33;
 
 const T: &str = "NVTX_EVENTS";
 
-/// The rows the NVTX reader reads, both ways (keyed or SQL-sorted): ranges and marks with a
+/// The rows the NVTX reader reads, both ways (by sort keys or SQL-sorted): ranges and marks with a
 /// start and a thread. Discovery groups the same rows (their threads, domains and span).
 pub fn read_rows() -> Select {
     Select::new(T)

@@ -173,9 +173,9 @@ fn discover_all(
         let discovered = discover(ex, opts, families, scans.as_reader_scans(), range_names);
         // An input that shrank under discovery is the cause of whatever discovery met.
         ex.check_unchanged()?;
-        let (d, surveyed, keyed) = discovered?;
+        let (d, surveyed, sort_keys) = discovered?;
         discoveries.push(d);
-        early.push(Mutex::new(EarlySurveys::new(scans, surveyed, keyed)));
+        early.push(Mutex::new(EarlySurveys::new(scans, surveyed, sort_keys)));
     }
     Ok((discoveries, early))
 }

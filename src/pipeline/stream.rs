@@ -11,7 +11,7 @@ use crate::model::{Names, Record};
 use crate::nsys::context::SourceCx;
 use crate::nsys::cursor::{family_queries, Cursors, ReadThreads, Tuning};
 #[cfg(not(target_family = "wasm"))]
-use crate::nsys::cursor::{CallsRead, LinksApart};
+use crate::nsys::cursor::{CallsRead, SinksThreadJoin};
 use crate::nsys::{mpi_p2p, Export, StringCache};
 use crate::options::{Family, Options, ReadOrder, ReadPages};
 use crate::FastMap;
@@ -81,10 +81,10 @@ pub(super) fn read_records(
 pub(super) struct Batches<'b> {
     pub len: usize,
     /// A batch, with the calls read since the last one for the joins left to the sinks'
-    /// thread ([`ReadThreads::links_apart`]).
+    /// thread ([`ReadThreads::joins_on_sinks_thread`]).
     pub full: BatchOut<'b>,
     /// The joins left to the sinks' thread, before the first batch (where there are any).
-    pub links_apart: &'b mut dyn FnMut(Vec<LinksApart>) -> Result<()>,
+    pub sinks_thread_joins: &'b mut dyn FnMut(Vec<SinksThreadJoin>) -> Result<()>,
 }
 
 /// [`read_records`] for the read-ahead thread: the records go out in batches, each moved once
@@ -101,9 +101,9 @@ pub(super) fn read_record_batches(
 ) -> Result<ReadSummary> {
     let len = batches.len;
     let mut reader = open_primed(exports, opts, plan, names, threads, out)?;
-    let apart = reader.take_links_apart();
-    if !apart.is_empty() {
-        (batches.links_apart)(apart)?;
+    let joins_asked = reader.take_sinks_thread_joins();
+    if !joins_asked.is_empty() {
+        (batches.sinks_thread_joins)(joins_asked)?;
     }
     loop {
         let mut batch = Vec::with_capacity(len);
@@ -328,10 +328,10 @@ impl<'c> Reader<'c> {
         rec
     }
 
-    /// The link joins left to the sinks' thread ([`ReadThreads::links_apart`]), taken once.
+    /// The link joins left to the sinks' thread ([`ReadThreads::joins_on_sinks_thread`]), taken once.
     #[cfg(not(target_family = "wasm"))]
-    pub(crate) fn take_links_apart(&mut self) -> Vec<LinksApart> {
-        self.cursors.take_links_apart()
+    pub(crate) fn take_sinks_thread_joins(&mut self) -> Vec<SinksThreadJoin> {
+        self.cursors.take_sinks_thread_joins()
     }
 
     /// The calls read for the joins left to the sinks' thread since the last time, in the

@@ -24,22 +24,27 @@ pub type Outcome = rusqlite::Result<Option<Survey>>;
 /// than one is allowed and every input was opened from a file, else side by side.
 /// `direct`: the surveys scan by the direct reader of the file format where they can
 /// (engine/page_reader.rs).
-pub fn survey_all(inputs: &[Input], jobs: &[Job], threads: usize, direct: bool) -> Vec<Outcome> {
+pub fn survey_all(
+    inputs: &[Input],
+    jobs: &[Job],
+    threads: usize,
+    page_reader: bool,
+) -> Vec<Outcome> {
     #[cfg(not(target_family = "wasm"))]
     if threads > 1 && jobs.len() > 1 {
         let files: Option<Vec<&std::path::Path>> = inputs.iter().map(|input| input.path).collect();
         if let Some(files) = files {
-            return on_threads(&files, jobs, threads.min(jobs.len()), direct);
+            return on_threads(&files, jobs, threads.min(jobs.len()), page_reader);
         }
     }
     let _ = threads;
     let on_own_connections: Vec<_> = jobs.iter().map(|j| (inputs[j.source].conn, j)).collect();
-    side_by_side(&on_own_connections, direct)
+    side_by_side(&on_own_connections, page_reader)
 }
 
 /// The jobs' scans made together, each job on its connection: one set of scans per connection
 /// (engine/prepass.rs: a pass per table for all the scans of that table).
-fn side_by_side(jobs: &[(&Connection, &Job)], direct: bool) -> Vec<Outcome> {
+fn side_by_side(jobs: &[(&Connection, &Job)], page_reader: bool) -> Vec<Outcome> {
     let mut states: Vec<SurveyScans> = jobs
         .iter()
         .map(|(_, job)| SurveyScans::new(job.spec))
@@ -51,7 +56,7 @@ fn side_by_side(jobs: &[(&Connection, &Job)], direct: bool) -> Vec<Outcome> {
         let at = match sets.iter().position(|(c, _)| std::ptr::eq(*c, *conn)) {
             Some(at) => at,
             None => {
-                sets.push((conn, Prepass::new(conn, direct)));
+                sets.push((conn, Prepass::new(conn, page_reader)));
                 sets.len() - 1
             }
         };
@@ -78,7 +83,7 @@ fn on_threads(
     files: &[&std::path::Path],
     jobs: &[Job],
     threads: usize,
-    direct: bool,
+    page_reader: bool,
 ) -> Vec<Outcome> {
     use crate::engine::open_read_only;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -104,7 +109,7 @@ fn on_threads(
                                 }
                             },
                         };
-                        let outcome = side_by_side(&[(conn, job)], direct).pop();
+                        let outcome = side_by_side(&[(conn, job)], page_reader).pop();
                         done.push((i, outcome.expect("an outcome per job")));
                     }
                     done

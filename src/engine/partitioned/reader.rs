@@ -162,30 +162,30 @@ pub struct PartitionedRows<'c> {
     /// The last fetch of the run that ended last: the row handed out last may be there.
     finished: RowBlock,
     /// The members fetched by the direct reader of the file format (engine/page_reader.rs).
-    direct: Option<DirectFetch<'c>>,
+    page_reader: Option<PageFetch<'c>>,
 }
 
-/// Fetches by the direct reader: its pager, and per member its plan and cursor (`None`: that
-/// member is fetched through SQL).
-struct DirectFetch<'c> {
+/// Fetches by the direct reader: its pager, and per member its compiled query and cursor
+/// (`None`: that member is fetched through SQL).
+struct PageFetch<'c> {
     pager: Rc<Pager<'c>>,
     members: Vec<Option<(PageQuery, TableCursor)>>,
     record: Record,
 }
 
-impl<'c> DirectFetch<'c> {
+impl<'c> PageFetch<'c> {
     /// Where at least one member compiles for the direct reader. Each member's query gives its
     /// fetched columns, then order, rid, aux and the partition (see [`fetch_query`]).
-    fn new(spec: &Spec, fetched: &[Vec<usize>], pager: Rc<Pager<'c>>) -> Option<DirectFetch<'c>> {
+    fn new(spec: &Spec, fetched: &[Vec<usize>], pager: Rc<Pager<'c>>) -> Option<PageFetch<'c>> {
         let members: Vec<Option<(PageQuery, TableCursor)>> = (0..spec.members.len())
             .map(|m| {
                 let query = fetch_query(spec, m, &fetched[m])?;
-                let plan = PageQuery::compile(&pager, &query).ok()??;
-                let cursor = TableCursor::new(plan.table.root);
-                Some((plan, cursor))
+                let compiled = PageQuery::compile(&pager, &query).ok()??;
+                let cursor = TableCursor::new(compiled.table.root);
+                Some((compiled, cursor))
             })
             .collect();
-        members.iter().any(Option::is_some).then(|| DirectFetch {
+        members.iter().any(Option::is_some).then(|| PageFetch {
             pager,
             members,
             record: Record::default(),
@@ -288,10 +288,10 @@ impl<'c> PartitionedRows<'c> {
             max_batch: (ROW_BUDGET / (2 * most_overlapping(&survey.runs).max(1)))
                 .clamp(FIRST_BATCH, MAX_BATCH),
             finished: RowBlock::new(spec.columns.len()),
-            direct: None,
+            page_reader: None,
             survey,
         };
-        rows.direct = pager.and_then(|pager| DirectFetch::new(spec, &rows.fetched, pager));
+        rows.page_reader = pager.and_then(|pager| PageFetch::new(spec, &rows.fetched, pager));
         for (r, run) in rows.survey.runs.iter().enumerate() {
             let p = run.partition;
             rows.frontier[p].push(Reverse((run.first_order, rows.fams[run.member], run.lo, r)));
@@ -370,15 +370,15 @@ impl<'c> PartitionedRows<'c> {
             batch: o.batch,
         };
         let expected = run.rows;
-        let direct = self
-            .direct
+        let page_reader = self
+            .page_reader
             .as_ref()
             .is_some_and(|d| d.members[fetch.member].is_some());
         let listed = self.survey.runs[r].rowids.is_some();
-        let got = if direct && listed {
+        let got = if page_reader && listed {
             self.fetch_listed(r, &fetch, file)?
-        } else if direct {
-            self.fetch_direct(r, &fetch, file)?
+        } else if page_reader {
+            self.fetch_pages(r, &fetch, file)?
         } else {
             self.fetch_sql(r, &fetch, file)?
         };
@@ -434,11 +434,11 @@ impl<'c> PartitionedRows<'c> {
     /// Fetches a run's next rows by the direct reader: the rows of the member's table from
     /// rowid `lo` on that meet its conditions and are on the run's resource, as the SQL fetch
     /// (`… WHERE (partition) IS key AND rid BETWEEN lo AND hi ORDER BY rid LIMIT batch`).
-    fn fetch_direct(&mut self, r: usize, f: &Fetch, file: &str) -> Result<usize> {
+    fn fetch_pages(&mut self, r: usize, f: &Fetch, file: &str) -> Result<usize> {
         let what = self.what;
         let n = self.fetched[f.member].len();
-        let d = self.direct.as_mut().expect("chosen by fill");
-        let (plan, cursor) = d.members[f.member].as_mut().expect("chosen by fill");
+        let d = self.page_reader.as_mut().expect("chosen by fill");
+        let (compiled, cursor) = d.members[f.member].as_mut().expect("chosen by fill");
         let bad = |e: crate::sqlfile::Damaged| e.at(file, what);
         let o = self.open[r].as_mut().expect("opened by fill");
         // A run with as many rows as rowids in its range (a table of one resource, or a stretch
@@ -456,29 +456,31 @@ impl<'c> PartitionedRows<'c> {
             if rowid > f.hi {
                 break;
             }
-            let row = parsed(&mut d.record, plan, rowid, payload).map_err(bad)?;
+            let row = parsed(&mut d.record, compiled, rowid, payload).map_err(bad)?;
             if every_rowid {
                 if rowid != f.lo + got as i64 {
                     return Err(damaged(file, what));
                 }
-            } else if !on_resource(plan, &row, n, self.key_len, &f.key) || !plan.admits(&row) {
+            } else if !on_resource(compiled, &row, n, self.key_len, &f.key)
+                || !compiled.admits(&row)
+            {
                 continue;
             }
-            keep_direct(o, plan, &row, n, f).map_err(|()| damaged(file, what))?;
+            keep_page_row(o, compiled, &row, n, f).map_err(|()| damaged(file, what))?;
             got += 1;
         }
         Ok(got)
     }
 
-    /// [`fetch_direct`](Self::fetch_direct) for a sparse run (see [`SPARSE`]): its next listed
+    /// [`fetch_pages`](Self::fetch_pages) for a sparse run (see [`SPARSE`]): its next listed
     /// rowids, each found within the leaf the cursor is in or by a seek, instead of every row in
     /// between. A listed row must be there and be the run's, as the survey saw it.
     fn fetch_listed(&mut self, r: usize, f: &Fetch, file: &str) -> Result<usize> {
         let what = self.what;
         let n = self.fetched[f.member].len();
         let rowids = self.survey.runs[r].rowids.clone().expect("chosen by fill");
-        let d = self.direct.as_mut().expect("chosen by fill");
-        let (plan, cursor) = d.members[f.member].as_mut().expect("chosen by fill");
+        let d = self.page_reader.as_mut().expect("chosen by fill");
+        let (compiled, cursor) = d.members[f.member].as_mut().expect("chosen by fill");
         let bad = |e: crate::sqlfile::Damaged| e.at(file, what);
         let o = self.open[r].as_mut().expect("opened by fill");
         let from = o.listed;
@@ -492,14 +494,14 @@ impl<'c> PartitionedRows<'c> {
             let Some((rowid, payload)) = cursor.next(&d.pager).map_err(bad)? else {
                 return Err(damaged(file, what));
             };
-            let row = parsed(&mut d.record, plan, rowid, payload).map_err(bad)?;
+            let row = parsed(&mut d.record, compiled, rowid, payload).map_err(bad)?;
             if rowid != rid
-                || !on_resource(plan, &row, n, self.key_len, &f.key)
-                || !plan.admits(&row)
+                || !on_resource(compiled, &row, n, self.key_len, &f.key)
+                || !compiled.admits(&row)
             {
                 return Err(damaged(file, what));
             }
-            keep_direct(o, plan, &row, n, f).map_err(|()| damaged(file, what))?;
+            keep_page_row(o, compiled, &row, n, f).map_err(|()| damaged(file, what))?;
         }
         o.listed = upto;
         Ok(upto - from)
@@ -595,15 +597,15 @@ impl<'c> PartitionedRows<'c> {
     }
 }
 
-/// A row a direct fetch read, its record parsed into `record` as far as `plan` reads.
+/// A row a direct fetch read, its record parsed into `record` as far as `compiled` reads.
 #[inline]
 fn parsed<'p, 'r>(
     record: &'r mut Record,
-    plan: &PageQuery,
+    compiled: &PageQuery,
     rowid: i64,
     payload: &'p [u8],
 ) -> std::result::Result<PageRow<'p, 'r>, crate::sqlfile::Damaged> {
-    record.parse(payload, plan.upto)?;
+    record.parse(payload, compiled.upto)?;
     Ok(PageRow {
         rowid,
         payload,
@@ -614,28 +616,28 @@ fn parsed<'p, 'r>(
 /// Whether a row a direct fetch read is on the resource `key` (its `key_len` partition columns
 /// follow the `n` fetched ones, order, rid and aux: [`fetch_query`]), as SQL's `IS` tells.
 #[inline]
-fn on_resource(plan: &PageQuery, row: &PageRow, n: usize, key_len: usize, key: &Key) -> bool {
-    (0..key_len).all(|k| same_number(plan.value(row, n + 3 + k), key[k]))
+fn on_resource(compiled: &PageQuery, row: &PageRow, n: usize, key_len: usize, key: &Key) -> bool {
+    (0..key_len).all(|k| same_number(compiled.value(row, n + 3 + k), key[k]))
 }
 
 /// Keeps a row a direct fetch `f` read for its run `o` (columns as [`fetch_query`] gives them:
 /// the `n` fetched, then order, rid, aux); `Err` where it is not what the survey saw there.
 #[inline]
-fn keep_direct(
+fn keep_page_row(
     o: &mut OpenRun,
-    plan: &PageQuery,
+    compiled: &PageQuery,
     row: &PageRow,
     n: usize,
     f: &Fetch,
 ) -> std::result::Result<(), ()> {
     // The run's block holds its member's `n` fetched columns, in fetch order.
     debug_assert_eq!(o.rows.width(), n, "a block of the member's fetched columns");
-    o.rows.push_row_of(|j| plan.value(row, j));
+    o.rows.push_row_of(|j| compiled.value(row, j));
     // The survey saw integers here (it declines otherwise).
-    let ValueRef::Integer(order) = plan.value(row, n) else {
+    let ValueRef::Integer(order) = compiled.value(row, n) else {
         return Err(());
     };
-    let aux = match plan.value(row, n + 2) {
+    let aux = match compiled.value(row, n + 2) {
         ValueRef::Integer(a) => Some(a),
         ValueRef::Null => None,
         _ => return Err(()),

@@ -150,9 +150,13 @@ impl<'s> SurveyScans<'s> {
 }
 
 /// A survey made on its own (its members' scans in one pass per table).
-pub fn survey(conn: &Connection, spec: &Spec, direct: bool) -> rusqlite::Result<Option<Survey>> {
+pub fn survey(
+    conn: &Connection,
+    spec: &Spec,
+    page_reader: bool,
+) -> rusqlite::Result<Option<Survey>> {
     let mut survey = SurveyScans::new(spec);
-    let mut set = Prepass::new(conn, direct);
+    let mut set = Prepass::new(conn, page_reader);
     survey.register(&mut set);
     let ended = set.run();
     survey.finish(ended)

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use crate::engine::partitioned::{Spec, Survey};
 use crate::engine::sort_keys::KeySpec;
-use crate::nsys::discover::{Keyed, ReaderScans};
+use crate::nsys::discover::{FoundSortKeys, ReaderScans};
 use crate::nsys::query::Partitioned;
 use crate::nsys::{gpu, host, links, nvtx, sched, Export};
 use crate::options::Family;
@@ -13,14 +13,14 @@ use crate::options::Family;
 /// The surveys and sort keys discovery made (see [`early_scans`]), for the readers to take.
 pub struct EarlySurveys {
     surveys: Vec<(Spec, Option<rusqlite::Result<Option<Survey>>>)>,
-    keys: Option<(KeySpec, Keyed)>,
+    keys: Option<(KeySpec, FoundSortKeys)>,
 }
 
 impl EarlySurveys {
     pub fn new(
         scans: EarlyScans,
         surveyed: Vec<rusqlite::Result<Option<Survey>>>,
-        keyed: Keyed,
+        sort_keys: FoundSortKeys,
     ) -> Self {
         EarlySurveys {
             surveys: scans
@@ -28,7 +28,7 @@ impl EarlySurveys {
                 .into_iter()
                 .zip(surveyed.into_iter().map(Some))
                 .collect(),
-            keys: scans.keys.map(|spec| (spec, keyed)),
+            keys: scans.keys.map(|spec| (spec, sort_keys)),
         }
     }
 
@@ -41,9 +41,9 @@ impl EarlySurveys {
     }
 
     /// The keys of `spec`, if discovery collected them (taken once).
-    pub(super) fn take_keys(&mut self, spec: &KeySpec) -> Keyed {
+    pub(super) fn take_keys(&mut self, spec: &KeySpec) -> FoundSortKeys {
         match &mut self.keys {
-            Some((s, keyed)) if s == spec => keyed.take(),
+            Some((s, sort_keys)) if s == spec => sort_keys.take(),
             _ => None,
         }
     }

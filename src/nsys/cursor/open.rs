@@ -37,10 +37,10 @@ pub struct ReadThreads {
     /// (engine/helper_threads.rs; native builds).
     pub helpers: usize,
     /// Whether the link joins fed by the host calls' readers are made by the sinks' thread
-    /// (pipeline/sink_thread_links.rs): the cursors then hand out the calls their host cursors
-    /// read ([`Cursors::take_calls`]) and the joins to make ([`Cursors::take_links_apart`])
+    /// (pipeline/sinks_links.rs): the cursors then hand out the calls their host cursors
+    /// read ([`Cursors::take_calls`]) and the joins to make ([`Cursors::take_sinks_thread_joins`])
     /// instead of the links.
-    pub links_apart: bool,
+    pub joins_on_sinks_thread: bool,
 }
 
 impl ReadThreads {
@@ -48,21 +48,21 @@ impl ReadThreads {
     pub const NONE: ReadThreads = ReadThreads {
         surveys: 1,
         helpers: 0,
-        links_apart: false,
+        joins_on_sinks_thread: false,
     };
 }
 
 /// A link join the cursors leave to the sinks' thread: input `source`'s GPU operations (`gpu`'s
 /// spec, the runs `ops` surveyed), joined with the calls [`Cursors::take_calls`] hands out for
 /// it, in their order.
-pub struct LinksApart {
+pub struct SinksThreadJoin {
     pub source: usize,
     pub gpu: Spec,
     pub ops: Survey,
 }
 
 /// The calls read for the joins left to the sinks' thread, each with its join's index among
-/// the [`LinksApart`] handed out.
+/// the [`SinksThreadJoin`]s handed out.
 pub type CallsRead = Vec<(usize, Call)>;
 
 /// Every family's query of input `src` (`ex`), in the order the merge ranks their cursors;
@@ -98,7 +98,7 @@ enum Chosen<'c> {
     /// Read from this source (`None`: the SQL path).
     Rows(Option<RowSource<'c>>),
     /// Joined on the sinks' thread: no cursor here.
-    Apart,
+    OnSinksThread,
 }
 
 impl<'c> Cursors<'c> {
@@ -212,11 +212,11 @@ fn surveys_to_make<'q>(
 struct Opening<'c> {
     chosen: Vec<Chosen<'c>>,
     /// Per query: the call tap a host cursor gets where the link join takes its calls, the
-    /// link cursor that gets them, or the join left apart that gets them.
+    /// link cursor that gets them, or the join on the sinks' thread that gets them.
     taps: Vec<Option<CallTap>>,
     fed: Vec<Option<usize>>,
-    apart: Vec<Option<usize>>,
-    links_apart: Vec<LinksApart>,
+    to_sinks_thread: Vec<Option<usize>>,
+    sinks_thread_joins: Vec<SinksThreadJoin>,
 }
 
 impl<'c> Opening<'c> {
@@ -225,8 +225,8 @@ impl<'c> Opening<'c> {
             chosen: Vec::with_capacity(queries),
             taps: (0..queries).map(|_| None).collect(),
             fed: vec![None; queries],
-            apart: vec![None; queries],
-            links_apart: Vec::new(),
+            to_sinks_thread: vec![None; queries],
+            sinks_thread_joins: Vec::new(),
         }
     }
 
@@ -256,7 +256,7 @@ impl<'c> Opening<'c> {
                     .expect("only this thread takes surveys")
                     .take_keys(spec);
                 match keys.transpose().map_err(read)? {
-                    Some(Some(keys)) => Some(RowSource::Keyed(Box::new(
+                    Some(Some(keys)) => Some(RowSource::BySortKeys(Box::new(
                         readers
                             .by_sort_keys(source, q.what, spec, keys)
                             .map_err(read)?,
@@ -301,15 +301,15 @@ impl<'c> Opening<'c> {
             Operations::new(gpu, ops, &mut |spec, s| readers.anywhere(source, spec, s))
         };
         match (host, calls, ops) {
-            (Some((h, host_keys)), _, Some(ops)) if threads.links_apart => {
-                self.taps[h] = Some(CallTap::apart(host_keys, &ops));
-                self.apart[h] = Some(self.links_apart.len());
-                self.links_apart.push(LinksApart {
+            (Some((h, host_keys)), _, Some(ops)) if threads.joins_on_sinks_thread => {
+                self.taps[h] = Some(CallTap::for_sinks_thread(host_keys, &ops));
+                self.to_sinks_thread[h] = Some(self.sinks_thread_joins.len());
+                self.sinks_thread_joins.push(SinksThreadJoin {
                     source,
                     gpu: gpu.clone(),
                     ops,
                 });
-                Chosen::Apart
+                Chosen::OnSinksThread
             }
             (Some((h, host_keys)), _, Some(ops)) => {
                 let (links, tap) = FedLinks::new(operations(ops, readers), host_keys);
@@ -347,7 +347,7 @@ impl<'c> Opening<'c> {
             .filter(|(_, c)| {
                 matches!(
                     c,
-                    Chosen::Apart | Chosen::Rows(Some(RowSource::FedLinks(_)))
+                    Chosen::OnSinksThread | Chosen::Rows(Some(RowSource::FedLinks(_)))
                 )
             })
             .map(|(q, _)| label(q))
@@ -356,7 +356,7 @@ impl<'c> Opening<'c> {
         let gone: Vec<bool> = self
             .chosen
             .iter()
-            .map(|c| matches!(c, Chosen::Apart))
+            .map(|c| matches!(c, Chosen::OnSinksThread))
             .collect();
         let index: Vec<usize> = (gone.iter())
             .scan(0, |next, &gone| {
@@ -370,14 +370,14 @@ impl<'c> Opening<'c> {
             .filter(kept)
             .map(|qi| self.fed[qi].map(|j| index[j]))
             .collect();
-        let apart = (0..queries.len())
+        let to_sinks_thread = (0..queries.len())
             .filter(kept)
-            .map(|qi| self.apart[qi])
+            .map(|qi| self.to_sinks_thread[qi])
             .collect();
         let mut list = Vec::with_capacity(queries.len());
         for ((q, chosen), tap) in queries.iter().zip(self.chosen).zip(self.taps) {
             let rows = match chosen {
-                Chosen::Apart => continue,
+                Chosen::OnSinksThread => continue,
                 Chosen::Rows(Some(rows)) => rows,
                 Chosen::Rows(None) => RowSource::Sql(
                     (readers.sql(q.source, &q.sql))
@@ -397,8 +397,8 @@ impl<'c> Opening<'c> {
             cxs,
             list,
             fed,
-            apart,
-            links_apart: self.links_apart,
+            to_sinks_thread,
+            sinks_thread_joins: self.sinks_thread_joins,
             calls: Vec::new(),
             sorted_by_sql,
             links_from_host_calls,

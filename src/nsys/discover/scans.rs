@@ -78,8 +78,8 @@ type Consumer<'a> = Box<dyn FnMut(&dyn Fields) -> rusqlite::Result<()> + Send + 
 impl<'a> Batch<'a> {
     /// `direct`: read pages directly where a query allows it; `two_threads`: the table passes
     /// may be shared with a second thread where the export was opened from a file (natively).
-    pub fn new(ex: &'a Export, direct: bool, two_threads: bool) -> Batch<'a> {
-        let set = Prepass::new(&ex.conn, direct);
+    pub fn new(ex: &'a Export, page_reader: bool, two_threads: bool) -> Batch<'a> {
+        let set = Prepass::new(&ex.conn, page_reader);
         #[cfg(not(target_family = "wasm"))]
         let set = match (&ex.path, two_threads) {
             (Some(file), true) => set.second_thread(file),

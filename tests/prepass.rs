@@ -1,4 +1,4 @@
-//! The scans before the stream (nsys/scanset.rs): one pass per table for every scan of it, and,
+//! The scans before the stream (engine/prepass.rs): one pass per table for every scan of it, and,
 //! natively, the passes shared with a second thread on a connection of its own. Every scan must
 //! get the rows, in the order, that one thread gives — and that SQLite gives.
 
