@@ -10,13 +10,12 @@ use super::row::Fields;
 /// Rows copied out of SQLite side by side: a run's batch (the partitioned reader), or one row
 /// (the sort-keys reader). `width` cells a row, all in one vector, and the bytes of their text and
 /// blobs in another, so that a batch is refilled in place: nothing is freed or allocated per row,
-/// and a batch's rows lie in the order they are written and read. (Rows of their own, refilled
-/// from a pool of spare ones, cost cache misses on memory written long before: with `Vec<Value>`
-/// rows, dropping a recycled row's old values was 30 % of the row copy's samples.)
+/// and a batch's rows lie in the order they are written and read (no cache misses on rows
+/// recycled from long before).
 ///
 /// A block may hold only some of its reader's columns (see [`RowBlock::layout`]): a run's
-/// rows come from one table, which gives 5 to 22 of a union's 21 to 31 columns, and a row of
-/// NULL cells for the others was ~30 % of the fetch's own time (their stores).
+/// rows come from one table, which gives few of a union's columns, and storing NULL cells for
+/// the others cost more than the fetch's own work.
 #[derive(Default)]
 pub struct RowBlock {
     cells: Vec<Cell>,

@@ -2,7 +2,7 @@
 //!
 //! Exports have no indexes, so `ORDER BY start` is a full sort, and the lookahead the writer needs
 //! (the start of the next operation on the same stream or thread, SQL `LEAD … OVER (PARTITION BY
-//! …)`) is a second sort: together ~10–40× the cost of reading the rows (docs/PERFORMANCE.md).
+//! …)`) is a second sort: together many times the cost of reading the rows.
 //! But nsys writes each stream's and each thread's rows almost in time order: in rowid order a
 //! table is a handful of sorted runs per resource. So:
 //!
@@ -112,7 +112,7 @@ pub type Key = [Option<i64>; 4];
 /// A run is sparse when its rowid range holds this many rows per row of its own, or more: the
 /// survey then lists its rowids (up to [`MOST_LISTED`] over a member), and its fetches go to
 /// them instead of visiting every row in between (nsys writes a thread's few calls or scheduling
-/// events among the many of another: at 10 MB a run of 10 OS runtime calls spans 12 853 rows).
+/// events among the many of another).
 pub(super) const SPARSE: i64 = 4;
 /// Fetches a run of a grouped member takes at most. They go through SQL, which has nothing to
 /// seek a group by: each groups the member's rows of its resource again, a pass over its table.

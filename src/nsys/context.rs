@@ -29,8 +29,7 @@ pub struct SourceCx<'c> {
     pub categories: FastMap<(i64, i64), NameId>,
     pub strings: StringCache<'c>,
     /// Per CUDA call name (indexed by its [`NameId`]): what the thread does inside the call,
-    /// worked out once per name (a vector: a hash map's entry per call was 2 % of the reading
-    /// thread).
+    /// worked out once per name (a vector: cheaper per call than a hash map).
     pub activity_of: Vec<Option<HostActivity>>,
     /// The same for the OS runtime's calls (a name's activity is its family's).
     pub os_activity_of: Vec<Option<HostActivity>>,

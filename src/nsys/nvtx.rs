@@ -183,9 +183,8 @@ pub fn decode<R: Fields + ?Sized>(
 
 /// The most frequent NVTX range names of an export, with their counts (for `info` and the page's
 /// "chop to a range" choice): [`range_names_by_sql`]'s answer, counted over one scan of the
-/// table by the direct reader where it can ([`RangeTexts`]). In the browser SQLite's GROUP BY, a
-/// sort of every range by its name, took 64–71 ms of the inspection of a 100 MB export, the scan
-/// 10–11 ms (docs/PERFORMANCE.md); the page's inspection counts them in discovery's own pass.
+/// table by the direct reader where it can ([`RangeTexts`]): SQLite's GROUP BY sorts every range
+/// by its name. The page's inspection counts them in discovery's own pass.
 pub fn range_names(ex: &super::Export, limit: usize) -> Result<Vec<(String, u64)>> {
     use crate::engine::prepass::Prepass;
     let mut texts = RangeTexts::default();
