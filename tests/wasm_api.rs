@@ -283,6 +283,64 @@ fn convert_streams_a_bundle_whose_trace_bytes_are_the_trace_file() {
 }
 
 #[wasm_bindgen_test]
+fn the_timeline_built_in_the_conversion_equals_the_clis() {
+    let c = convert_with(
+        &inputs(&[("testcuda_report1.sqlite", SAMPLE)]),
+        JsValue::UNDEFINED,
+        None,
+    )
+    .unwrap();
+    let info = get(&c.result, "timeline");
+    assert_eq!(number(&info, "rows.length"), 13.0);
+    assert_eq!(
+        js_sys::JSON::stringify(&prvsight::wasm::timeline::timeline_info().unwrap()).unwrap(),
+        js_sys::JSON::stringify(&info).unwrap()
+    );
+    // One slot per row of the kernels view, 100 columns over the whole run.
+    let rows = Array::from(&get(&view_of(&info, "kernels"), "rows"));
+    assert_eq!(rows.length(), 4);
+    let slots: Array = rows.iter().map(|r| Array::of1(&r)).collect();
+    let end = number(&info, "end_ns");
+    let frame = prvsight::wasm::timeline::timeline_frame("kernels", 0.0, end, 100, slots).unwrap();
+    let values = js_sys::Uint32Array::from(get(&frame, "values")).to_vec();
+    let busy = Uint8Array::from(get(&frame, "busy")).to_vec();
+    assert_eq!(values.len(), 400);
+    assert_eq!(
+        js_sys::Uint8ClampedArray::from(get(&frame, "rgba")).length(),
+        1600
+    );
+    assert!(busy.iter().any(|&b| b > 0));
+    let reference = format!("{REPO}/target/web-ref/testcuda_report1.timeline.json");
+    let Some(reference) = file(&reference) else {
+        log(&format!(
+            "SKIP: no native reference {reference} (scripts/test-web.sh writes it)"
+        ));
+        return;
+    };
+    let reference = js_sys::JSON::parse(&String::from_utf8(reference).unwrap()).unwrap();
+    // The description and every cell are the native CLI's.
+    assert_eq!(json_value(&get(&reference, "timeline")), json_value(&info));
+    let cells = Array::from(&get(&get(&reference, "frame"), "cells"));
+    assert_eq!(cells.length(), 400);
+    for (i, cell) in cells.iter().enumerate() {
+        assert_eq!(f64::from(values[i]), number(&cell, "value"), "cell {i}");
+        assert_eq!(f64::from(busy[i]), number(&cell, "busy"), "cell {i}");
+    }
+}
+
+/// A JS value as JSON, to compare whatever the order of object keys.
+fn json_value(v: &JsValue) -> serde_json::Value {
+    serde_json::from_str(&String::from(js_sys::JSON::stringify(v).unwrap())).unwrap()
+}
+
+fn view_of(info: &JsValue, id: &str) -> JsValue {
+    Array::from(&get(info, "views"))
+        .iter()
+        .find(|v| string(v, "id") == id)
+        .unwrap_or_else(|| panic!("no view {id}"))
+}
+
+#[wasm_bindgen_test]
 fn options_choose_families_gzip_and_metrics() {
     let list = inputs(&[("run.sqlite", SAMPLE)]);
     let c = convert_with(

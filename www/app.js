@@ -692,4 +692,4 @@ function wireTimeline() {
 main();
 
 // For tests and the console: the state and helpers, not an API.
-globalThis.prvsight = { state, fmtBytes, downloadUrl, timeline };
+globalThis.prvsight = { state, fmtBytes, fmtTime, downloadUrl, timeline };
