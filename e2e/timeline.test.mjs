@@ -299,20 +299,25 @@ describe('the timeline', () => {
     const mpi = await settled(page);
     const want = ref.timeline.views.find((v) => v.id === 'mpi').rows.length;
     const lines = await geometry(page);
-    // A rank of one thread is one line; a rank of several a group whose header is a line too.
-    const groups = lines.lines.filter((l) => l.group);
+    // In the MPI view each rank is one thread: one line per rank, named by rank.
     assert.equal(mpi.rows, want);
-    assert.ok(lines.lines.some((l) => /rank 3/.test(l.title)), lines.lines.map((l) => l.title).join(' | '));
+    assert.deepEqual(lines.lines.map((l) => l.label.replace(/ · .*/, '')), ['rank 0', 'rank 1', 'rank 2', 'rank 3']);
     await snap(page, 'mpi4-mpi');
-    if (groups.length) {
-      // Folding a rank draws its rows as one line.
-      const gl = groups[0];
-      await page.mouse.click(lines.left + 20, gl.y);
-      const folded = await settled(page);
-      assert.ok(folded.rows < mpi.rows, `${folded.rows} rows after folding`);
-      await page.mouse.click(lines.left + 20, gl.y);
-      assert.equal((await settled(page)).rows, mpi.rows);
-    }
+    // In the states view a rank has several threads: its group folds into one line and back.
+    await page.selectOption('#tl-view', 'states');
+    const states = await settled(page);
+    const g = await geometry(page);
+    const group = g.lines.find((l) => l.group && l.label.startsWith('rank 0'));
+    assert.ok(group, g.lines.map((l) => l.label).join(' | '));
+    const members = await page.evaluate((key) => globalThis.prvsight.timeline.lines.find((l) => l.key === key).rows.length,
+      await page.evaluate(() => globalThis.prvsight.timeline.lines.find((l) => l.group && l.label.startsWith('rank 0')).key));
+    await page.mouse.click(g.left + 20, group.y);
+    const folded = await settled(page);
+    assert.equal(folded.rows, states.rows - members + 1);
+    await page.mouse.click(g.left + 20, group.y);
+    assert.equal((await settled(page)).rows, states.rows);
+    await page.selectOption('#tl-view', 'mpi');
+    await settled(page);
     // A bar of the iteration durations chart zooms the timeline onto that iteration.
     const bar = await page.$('#iterations-charts [data-iteration]');
     assert.ok(bar, 'no iteration bar');

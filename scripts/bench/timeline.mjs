@@ -6,12 +6,16 @@
 //     timeline and without it (`?timeline=off`), and the conversion's time both ways (the page's
 //     own timing), alternated run by run so that the machine's drift hits both alike.
 //
-//   node scripts/bench/timeline.mjs [--runs N] INPUT.sqlite [INPUT.sqlite ...]
+//   node scripts/bench/timeline.mjs [--runs N] INPUT [INPUT ...]
+//
+// An INPUT is an export, or a folder whose .sqlite files are one run's ranks (e.g. 128 ranks x 4
+// streams: `python3 e2e/gpu_ranks.py www/samples/testcuda_report1.sqlite /tmp/ranks128 128`).
 //
 // Make inputs with prvsight-inflate, e.g. `target/release/prvsight-inflate
 // www/samples/testcuda_report1.sqlite --target-mb 600 -o /tmp/tl600.sqlite`.
 // Uses the e2e helpers (headless Debian Chromium through playwright-core in e2e/node_modules).
-import { statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { DIST, launch, requireBuilt, serve } from '../../e2e/helpers.mjs';
 
 requireBuilt();
@@ -22,6 +26,12 @@ if (!(runs >= 1)) throw new Error('--runs takes a number of runs, 1 or more');
 const inputs = args.filter((a, i) => !a.startsWith('--') && i !== runsAt + 1);
 if (!inputs.length) throw new Error('usage: node scripts/bench/timeline.mjs [--runs N] INPUT.sqlite ...');
 const TL = '[data-testid="timeline"]';
+
+/** The files of one input: the export, or the .sqlite files of a folder. */
+function filesOf(input) {
+  if (!statSync(input).isDirectory()) return [input];
+  return readdirSync(input).filter((f) => f.endsWith('.sqlite')).sort().map((f) => join(input, f));
+}
 const server = await serve(DIST);
 
 async function settled(page) {
@@ -35,11 +45,11 @@ async function settled(page) {
 /** The walk: every frame's time (ms) after each step. */
 async function walk(page) {
   const frames = [];
-  const step = async (action) => {
+  const step = async (action, what) => {
     // A marker so that the next frame read is the one this step caused.
     await page.evaluate((sel) => { delete document.querySelector(sel).dataset.frameMs; }, TL);
     await action();
-    frames.push(await settled(page));
+    frames.push({ ms: await settled(page), what });
   };
   const box = await page.evaluate(() => {
     const tl = globalThis.prvsight.timeline;
@@ -51,7 +61,7 @@ async function walk(page) {
   const views = await page.$$eval('#tl-view option', (o) => o.map((x) => x.value));
   for (const frac of [0.8, 0.5, 0.3]) {
     await page.mouse.move(box.left + box.width * frac, box.y);
-    for (let i = 0; i < 4; i++) await step(() => page.mouse.wheel(0, -400));
+    for (let i = 0; i < 4; i++) await step(() => page.mouse.wheel(0, -400), 'wheel');
   }
   for (let i = 0; i < 6; i++) {
     await step(async () => {
@@ -59,11 +69,11 @@ async function walk(page) {
       await page.mouse.down();
       await page.mouse.move(box.left + 300 + (i % 2 ? -120 : 120), box.y, { steps: 2 });
       await page.mouse.up();
-    });
+    }, 'drag');
   }
   await page.focus(TL);
-  for (const key of ['-', '-', 'ArrowLeft', 'ArrowRight', 'Home']) await step(() => page.keyboard.press(key));
-  for (const v of views.slice(1)) await step(() => page.selectOption('#tl-view', v));
+  for (const key of ['-', '-', 'ArrowLeft', 'ArrowRight', 'Home']) await step(() => page.keyboard.press(key), `key ${key}`);
+  for (const v of views.slice(1)) await step(() => page.selectOption('#tl-view', v), `view ${v}`);
   return frames;
 }
 
@@ -79,7 +89,7 @@ async function pageRun(input, withTimeline) {
     });
     await page.goto(`${server.origin}/${withTimeline ? '' : '?timeline=off'}`);
     await page.waitForSelector('html[data-warm]', { timeout: 600000 });
-    await page.setInputFiles('#file', input);
+    await page.setInputFiles('#file', filesOf(input));
     await page.waitForSelector('#inspect[data-seconds]:not([hidden])', { timeout: 3600000 });
     await page.click('#convert');
     await page.waitForFunction(() => document.querySelector('#results[data-seconds], #error:not([hidden])'), null, { polling: 100, timeout: 3600000 });
@@ -107,7 +117,7 @@ const median = (xs) => {
 const mib = (b) => (b === null || Number.isNaN(b) ? '?' : (b / 1048576).toFixed(0));
 
 try {
-  console.log('| input | conversion s, timeline on / off | ratio | first picture ms | frames: median / max ms (n) | timeline MiB | wasm MiB on / off |');
+  console.log('| input | conversion s, timeline on / off | ratio | first picture ms | frames: median / max ms (n), slowest | timeline MiB | wasm MiB on / off |');
   console.log('|---|---|---|---|---|---|---|');
   for (const input of inputs) {
     const on = [];
@@ -120,12 +130,14 @@ try {
     const fastOn = on.reduce((a, b) => (b.seconds < a.seconds ? b : a));
     const fastOff = off.reduce((a, b) => (b.seconds < a.seconds ? b : a));
     const frames = on.flatMap((x) => x.frames);
+    const slowest = frames.reduce((a, b) => (b.ms > a.ms ? b : a));
+    const ms = frames.map((f) => f.ms);
     const cells = [
-      `${(statSync(input).size / 1048576).toFixed(0)} MiB`,
+      `${(filesOf(input).reduce((a, f) => a + statSync(f).size, 0) / 1048576).toFixed(0)} MiB in ${filesOf(input).length}`,
       `${fastOn.seconds.toFixed(2)} / ${fastOff.seconds.toFixed(2)}`,
       (fastOn.seconds / fastOff.seconds).toFixed(3),
       `${median(on.map((x) => x.first)).toFixed(0)}`,
-      `${median(frames).toFixed(1)} / ${Math.max(...frames).toFixed(1)} (${frames.length})`,
+      `${median(ms).toFixed(1)} / ${slowest.ms.toFixed(1)} (${ms.length}), ${slowest.what}`,
       mib(fastOn.bytes),
       `${mib(fastOn.memory)} / ${mib(fastOff.memory)}`,
     ];
