@@ -193,6 +193,7 @@ function options(overrides = {}) {
     families: chosen.length === present.length ? null : chosen,
     gzip: $('#opt-gzip').checked,
     metrics: $('#opt-metrics').checked,
+    json: $('#opt-json').checked,
     nvtx_range: $('#opt-nvtx').value || null,
     nccl_as: $('#opt-nccl').value,
     elapsed: $('#opt-elapsed').value,
