@@ -352,6 +352,9 @@ describe('served page', () => {
       await frame.locator('#inspect[data-state="done"]').waitFor();
       // The frame grew to its content (no inner scroll bar).
       await page.waitForFunction(() => document.querySelector('prvsight-converter iframe').offsetHeight > 1000);
+      // Converted inside the frame, the timeline shows too.
+      await frame.locator('#convert').click();
+      await frame.locator('[data-testid="timeline"][data-rows="8"]').waitFor({ timeout: 60000 });
       await shot(page, 'embed-host-page');
     } finally {
       await other.close();

@@ -42,6 +42,17 @@ test('the single file works from file:// with no network at all', async () => {
   assert.ok(prv.equals(readFileSync(join(nat, 'testcuda_report1.prv'))));
 
   assert.equal(await page.$$eval('#chart-list svg[role="img"]', (s) => s.length), 7);
+  // The timeline too: drawn, and a wheel turn over it zooms in.
+  const tl = '[data-testid="timeline"]';
+  await page.waitForSelector(`${tl}[data-rows="8"][data-drawn-range="0-${prv.toString('latin1', 0, 200).match(/:(\d+)_ns:/)[1]}"]`);
+  await page.$eval(tl, (el) => el.scrollIntoView({ block: 'start' }));
+  const box = await page.$eval('#tl-canvas', (c) => c.getBoundingClientRect().toJSON());
+  await page.mouse.move(box.x + 240 + (box.width - 240) / 2, box.y + 60);
+  await page.mouse.wheel(0, -400);
+  await page.waitForFunction((sel) => {
+    const el = document.querySelector(sel);
+    return el.dataset.range === el.dataset.drawnRange && !el.dataset.range.startsWith('0-');
+  }, tl);
   await shot(page, 'single-file-converted');
 
   // Only the file itself and in-page blob:/data: URLs: no http(s), no other file.

@@ -20,7 +20,9 @@ mkdir -p "$ref"
 # Inputs are named as the page names them (file name only): run from their folder.
 (cd www/samples && $cli convert -q testcuda_report1.sqlite -o "$ref/testcuda_report1.prv" &&
   $cli convert -q testcuda_report1.sqlite -t kernel -o "$ref/testcuda_report1.kernel.prv" &&
-  $cli convert -q testcuda_report1.sqlite --window 1.4s..1.6s -o "$ref/testcuda_report1.window.prv")
+  $cli convert -q testcuda_report1.sqlite -o "$ref/testcuda_report1.json" &&
+  $cli convert -q testcuda_report1.sqlite --window 1.4s..1.6s -o "$ref/testcuda_report1.window.prv" &&
+  $cli timeline testcuda_report1.sqlite --view kernels --width 100 --json >"$ref/testcuda_report1.timeline.json")
 shared=../shared/traces
 if [ -d "$shared" ]; then
   (cd "$shared/generated/mpi4" && $cli convert -q rank0.sqlite rank1.sqlite rank2.sqlite rank3.sqlite -o "$ref/mpi4.prv")

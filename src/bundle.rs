@@ -16,6 +16,7 @@
 pub mod views;
 pub mod zip;
 
+use crate::chrome::{ChromeStats, ChromeWriter};
 use crate::error::{Error, Result};
 use crate::metrics::{MetricsOptions, MetricsReport, MetricsSink};
 use crate::model::Sink;
@@ -78,6 +79,8 @@ pub struct Bundled {
     pub views: Views,
     /// What the page's timeline draws (not in the archive).
     pub timeline: Option<Timeline>,
+    /// What the Chrome/Perfetto JSON written beside the archive holds, where one was asked for.
+    pub json: Option<ChromeStats>,
 }
 
 impl BundleOptions {
@@ -149,6 +152,21 @@ pub fn write_bundle_planned<W: ZipSink>(
     out: W,
     progress: &mut ProgressFn,
 ) -> Result<(Bundled, W)> {
+    write_bundle_and_json(exports, opts, planned, bopts, out, None, progress)
+}
+
+/// [`write_bundle_planned`], writing in the same pass the Chrome/Perfetto JSON of the trace to
+/// `json` where given (the page offers it beside the archive; the same bytes as `prvsight
+/// convert -o NAME.json`).
+pub fn write_bundle_and_json<'j, W: ZipSink>(
+    exports: &[Export],
+    opts: &Options,
+    planned: Option<Planned>,
+    bopts: &BundleOptions,
+    out: W,
+    json: Option<Box<dyn std::io::Write + 'j>>,
+    progress: &mut ProgressFn,
+) -> Result<(Bundled, W)> {
     let names = bopts.names();
     let mut zip = ZipWriter::new(out);
     zip.start(&format!("{}/{}", names.folder, names.prv), Method::Stored)
@@ -156,12 +174,12 @@ pub fn write_bundle_planned<W: ZipSink>(
     let converted = if let Some(level) = bopts.gzip {
         // Same writer as `prvsight convert -o x.prv.gz`: identical bytes at the same level.
         let mut gz = GzipWriter::new(&mut zip, level, opts);
-        let converted = convert(exports, opts, planned, bopts, &mut gz, progress)?;
+        let converted = convert(exports, opts, planned, bopts, &mut gz, json, progress)?;
         gz.finish().map_err(io)?;
         converted
     } else {
         // The writer hands its lines over 64 KiB at a time (and flushes at the end) already.
-        convert(exports, opts, planned, bopts, &mut zip, progress)?
+        convert(exports, opts, planned, bopts, &mut zip, json, progress)?
     };
     zip.finish_entry().map_err(io)?;
     write_rest(zip, converted, opts, names)
@@ -197,6 +215,7 @@ struct Converted {
     written: Written,
     metrics: Option<MetricsSink>,
     timeline: Option<Timeline>,
+    json: Option<ChromeStats>,
 }
 
 fn io(e: std::io::Error) -> Error {
@@ -210,9 +229,13 @@ fn convert(
     planned: Option<Planned>,
     bopts: &BundleOptions,
     trace: &mut dyn std::io::Write,
+    json: Option<Box<dyn std::io::Write + '_>>,
     progress: &mut ProgressFn,
 ) -> Result<Converted> {
     let mut sinks = BundleSinks::new(Box::new(trace), bopts)?;
+    if let Some(dest) = json {
+        sinks.json_to(dest);
+    }
     let summary = pipeline::run_planned(exports, opts, planned, &mut sinks.sinks(), progress)?;
     Ok(sinks.converted(summary))
 }
@@ -224,6 +247,8 @@ pub struct BundleSinks<'w> {
     trace: ParaverWriter<'w>,
     metrics: Option<MetricsSink>,
     timeline: Option<TimelineSink>,
+    /// The Chrome/Perfetto JSON of the same records, where asked for ([`Self::json_to`]).
+    json: Option<ChromeWriter<'w>>,
     pcf: SharedBytes,
     row: SharedBytes,
 }
@@ -238,9 +263,15 @@ impl<'w> BundleSinks<'w> {
                 None => None,
             },
             timeline: bopts.timeline.clone().map(TimelineSink::new),
+            json: None,
             pcf,
             row,
         })
+    }
+
+    /// Also writes the trace's Chrome/Perfetto JSON to `dest`, from the same records.
+    pub fn json_to(&mut self, dest: Box<dyn std::io::Write + 'w>) {
+        self.json = Some(ChromeWriter::new(dest));
     }
 
     /// The sinks, in the order the pipeline feeds them.
@@ -251,6 +282,9 @@ impl<'w> BundleSinks<'w> {
         }
         if let Some(t) = self.timeline.as_mut() {
             sinks.push(t);
+        }
+        if let Some(j) = self.json.as_mut() {
+            sinks.push(j);
         }
         sinks
     }
@@ -266,6 +300,7 @@ impl<'w> BundleSinks<'w> {
             written,
             metrics: self.metrics,
             timeline: self.timeline.and_then(TimelineSink::into_timeline),
+            json: self.json.as_ref().map(ChromeWriter::stats),
         }
     }
 }
@@ -329,6 +364,11 @@ impl<'w, W: ZipSink> BundleWriter<'w, W> {
 
     pub fn sinks(&mut self) -> Vec<&mut dyn Sink> {
         self.sinks.sinks()
+    }
+
+    /// Also writes the trace's Chrome/Perfetto JSON to `dest` ([`BundleSinks::json_to`]).
+    pub fn json_to(&mut self, dest: Box<dyn std::io::Write + 'w>) {
+        self.sinks.json_to(dest);
     }
 
     /// The destination, e.g. to post the entry's header before the trace's bytes.
@@ -401,6 +441,7 @@ fn write_rest<W: ZipSink>(
             metrics_json,
             views,
             timeline: c.timeline,
+            json: c.json,
         },
         out,
     ))

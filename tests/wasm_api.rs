@@ -83,6 +83,8 @@ struct Converted {
     result: JsValue,
     zip: Vec<u8>,
     trace: Vec<u8>,
+    /// The Chrome/Perfetto JSON (chunks tagged "json"), where asked for.
+    json: Vec<u8>,
     phases: Vec<String>,
 }
 
@@ -104,10 +106,16 @@ fn convert_after(
     let zip = Rc::new(RefCell::new(Vec::new()));
     let trace = Rc::new(RefCell::new(Vec::new()));
     let phases = Rc::new(RefCell::new(Vec::new()));
-    let (z, t) = (zip.clone(), trace.clone());
+    let json = Rc::new(RefCell::new(Vec::new()));
+    let (z, t, j) = (zip.clone(), trace.clone(), json.clone());
     let on_chunk =
         Closure::<dyn FnMut(String, Uint8Array)>::new(move |tag: String, bytes: Uint8Array| {
             let b = bytes.to_vec();
+            if tag == "json" {
+                // A file of its own, not part of the archive.
+                j.borrow_mut().extend_from_slice(&b);
+                return;
+            }
             if tag == "trace" {
                 t.borrow_mut().extend_from_slice(&b);
             } else {
@@ -131,10 +139,12 @@ fn convert_after(
     let zip = zip.borrow().clone();
     let trace = trace.borrow().clone();
     let phases = phases.borrow().clone();
+    let json = json.borrow().clone();
     Ok(Converted {
         result,
         zip,
         trace,
+        json,
         phases,
     })
 }
@@ -280,6 +290,64 @@ fn convert_streams_a_bundle_whose_trace_bytes_are_the_trace_file() {
             "SKIP: no native reference in {base}.* (scripts/test-web.sh writes it)"
         )),
     }
+}
+
+#[wasm_bindgen_test]
+fn the_timeline_built_in_the_conversion_equals_the_clis() {
+    let c = convert_with(
+        &inputs(&[("testcuda_report1.sqlite", SAMPLE)]),
+        JsValue::UNDEFINED,
+        None,
+    )
+    .unwrap();
+    let info = get(&c.result, "timeline");
+    assert_eq!(number(&info, "rows.length"), 13.0);
+    assert_eq!(
+        js_sys::JSON::stringify(&prvsight::wasm::timeline::timeline_info().unwrap()).unwrap(),
+        js_sys::JSON::stringify(&info).unwrap()
+    );
+    // One slot per row of the kernels view, 100 columns over the whole run.
+    let rows = Array::from(&get(&view_of(&info, "kernels"), "rows"));
+    assert_eq!(rows.length(), 4);
+    let slots: Array = rows.iter().map(|r| Array::of1(&r)).collect();
+    let end = number(&info, "end_ns");
+    let frame = prvsight::wasm::timeline::timeline_frame("kernels", 0.0, end, 100, slots).unwrap();
+    let values = js_sys::Uint32Array::from(get(&frame, "values")).to_vec();
+    let busy = Uint8Array::from(get(&frame, "busy")).to_vec();
+    assert_eq!(values.len(), 400);
+    assert_eq!(
+        js_sys::Uint8ClampedArray::from(get(&frame, "rgba")).length(),
+        1600
+    );
+    assert!(busy.iter().any(|&b| b > 0));
+    let reference = format!("{REPO}/target/web-ref/testcuda_report1.timeline.json");
+    let Some(reference) = file(&reference) else {
+        log(&format!(
+            "SKIP: no native reference {reference} (scripts/test-web.sh writes it)"
+        ));
+        return;
+    };
+    let reference = js_sys::JSON::parse(&String::from_utf8(reference).unwrap()).unwrap();
+    // The description and every cell are the native CLI's.
+    assert_eq!(json_value(&get(&reference, "timeline")), json_value(&info));
+    let cells = Array::from(&get(&get(&reference, "frame"), "cells"));
+    assert_eq!(cells.length(), 400);
+    for (i, cell) in cells.iter().enumerate() {
+        assert_eq!(f64::from(values[i]), number(&cell, "value"), "cell {i}");
+        assert_eq!(f64::from(busy[i]), number(&cell, "busy"), "cell {i}");
+    }
+}
+
+/// A JS value as JSON, to compare whatever the order of object keys.
+fn json_value(v: &JsValue) -> serde_json::Value {
+    serde_json::from_str(&String::from(js_sys::JSON::stringify(v).unwrap())).unwrap()
+}
+
+fn view_of(info: &JsValue, id: &str) -> JsValue {
+    Array::from(&get(info, "views"))
+        .iter()
+        .find(|v| string(v, "id") == id)
+        .unwrap_or_else(|| panic!("no view {id}"))
 }
 
 #[wasm_bindgen_test]
@@ -971,4 +1039,86 @@ fn a_conversion_after_a_kept_inspection_starts_from_it() {
         None,
         Some(true)
     )));
+}
+
+/// Complete events per `cat` in a Chrome/Perfetto JSON trace.
+fn json_categories(json: &[u8]) -> std::collections::BTreeMap<String, u64> {
+    let v: serde_json::Value = serde_json::from_slice(json).expect("the JSON parses");
+    let mut out = std::collections::BTreeMap::new();
+    for e in v["traceEvents"].as_array().expect("traceEvents") {
+        if e["ph"] == "X" {
+            *out.entry(e["cat"].as_str().unwrap().to_owned())
+                .or_default() += 1;
+        }
+    }
+    out
+}
+
+/// The page offers the Chrome/Perfetto JSON beside the bundle: asked for with `json`, it comes
+/// from the same pass, tagged "json", on one worker or on the writer of a split conversion,
+/// with the bytes of `prvsight convert -o NAME.json`; the archive does not change.
+#[wasm_bindgen_test]
+fn the_perfetto_json_comes_from_the_same_pass_with_the_clis_bytes() {
+    let list = inputs(&[("testcuda_report1.sqlite", SAMPLE)]);
+    let plain = convert_with(&list, options("{}"), None).unwrap();
+    assert!(plain.json.is_empty(), "no JSON unless asked for");
+    assert!(get(&plain.result, "json").is_null());
+    let c = convert_with(&list, options(r#"{"json": true}"#), None).unwrap();
+    assert_eq!(
+        c.zip, plain.zip,
+        "the archive is the same with the JSON beside it"
+    );
+    assert_eq!(string(&c.result, "json.name"), "testcuda_report1.json");
+    let cats = json_categories(&c.json);
+    assert_eq!(cats.get("kernel"), Some(&4));
+    assert_eq!(cats.get("memcpy"), Some(&12));
+    assert_eq!(cats.get("cuda-api"), Some(&44));
+    for (cat, n) in &cats {
+        assert_eq!(
+            number(&c.result, &format!("json.stats.complete.{cat}")),
+            *n as f64
+        );
+    }
+    match file(&format!("{REPO}/target/web-ref/testcuda_report1.json")) {
+        Some(native) => assert!(c.json == native, "wasm JSON differs from the native CLI's"),
+        None => log("SKIP: no native JSON in target/web-ref (scripts/test-web.sh writes it)"),
+    }
+
+    // The writer of a split conversion writes it too, the same bytes.
+    let on_progress = Closure::<dyn FnMut(JsValue) -> bool>::new(|_: JsValue| true);
+    let mut reader = prvsight::wasm::ReaderSession::new(
+        list,
+        options(r#"{"json": true}"#),
+        on_progress.as_ref().unchecked_ref::<Function>(),
+        None,
+    )
+    .unwrap();
+    let json = Rc::new(RefCell::new(Vec::new()));
+    let plain_prv = Rc::new(RefCell::new(Vec::new()));
+    let (j, p) = (json.clone(), plain_prv.clone());
+    let on_chunk =
+        Closure::<dyn FnMut(String, Uint8Array)>::new(move |tag: String, bytes: Uint8Array| {
+            match tag.as_str() {
+                "json" => j.borrow_mut().extend(bytes.to_vec()),
+                "prv" => p.borrow_mut().extend(bytes.to_vec()),
+                _ => {}
+            }
+        });
+    let mut writer = prvsight::wasm::WriterSession::new(
+        vec!["testcuda_report1.sqlite".into()],
+        options(r#"{"json": true}"#),
+        &reader.header(),
+        on_chunk.as_ref().unchecked_ref::<Function>(),
+    )
+    .unwrap();
+    while let Some(batch) = reader.next_batch(100).unwrap() {
+        writer.feed(&batch.to_vec()).unwrap();
+    }
+    let pending = writer.finish(&reader.finish().unwrap()).unwrap();
+    let (_, end) = segments_joined(&plain_prv.borrow(), 100_000, 1);
+    let result = pending
+        .finish(number(&end, "crc") as u32, number(&end, "size"))
+        .unwrap();
+    assert!(*json.borrow() == c.json, "the split conversion's JSON");
+    assert_eq!(string(&result, "json.name"), "testcuda_report1.json");
 }

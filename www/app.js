@@ -193,6 +193,7 @@ function options(overrides = {}) {
     families: chosen.length === present.length ? null : chosen,
     gzip: $('#opt-gzip').checked,
     metrics: $('#opt-metrics').checked,
+    json: $('#opt-json').checked,
     nvtx_range: $('#opt-nvtx').value || null,
     nccl_as: $('#opt-nccl').value,
     elapsed: $('#opt-elapsed').value,
@@ -692,4 +693,4 @@ function wireTimeline() {
 main();
 
 // For tests and the console: the state and helpers, not an API.
-globalThis.prvsight = { state, fmtBytes, downloadUrl, timeline };
+globalThis.prvsight = { state, fmtBytes, fmtTime, downloadUrl, timeline };

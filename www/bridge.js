@@ -5,10 +5,11 @@
  * @typedef {{ name: string, data: Blob }} Input
  * @typedef {{ phase: string, records_done: number, records_estimate: number }} Progress
  * @typedef {{ families?: string[] | null, gzip?: boolean, gzip_level?: number, metrics?: boolean,
- *             nvtx_range?: string | null, nccl_as?: 'communication' | 'useful' }} ConvertOptions
+ *             nvtx_range?: string | null, nccl_as?: 'communication' | 'useful', json?: boolean }} ConvertOptions
  * @typedef {{ name: string, blob: Blob, type: string }} OutputFile
  * @typedef {{ summary: object, names: {folder: string, prv: string, pcf: string, row: string},
- *             bundle: OutputFile, files: OutputFile[], metrics: object | null, readme: string }} Converted
+ *             bundle: OutputFile, json: OutputFile | null, files: OutputFile[], metrics: object | null,
+ *             readme: string }} Converted
  */
 
 /** An error from the core: `kind` is stable (not-sqlite, not-nsys, schema, read, bad-data,
@@ -340,11 +341,15 @@ export class Converter {
     // the order it came.
     const stem = (options.stem || inputs[0]?.name || 'trace').replace(/\.[^.]*$/, '');
     const trace = await TraceOutput.open(this._ensureStore(), `${stem}.prv${options.gzip === false ? '' : '.gz'}`, split ? -1 : undefined);
+    // The Chrome/Perfetto JSON, where asked for: written by the same pass, kept as the trace is.
+    const json = options.json ? await TraceOutput.open(this._ensureStore(), `${stem}.json`, undefined) : null;
     const arrived = [];
     const collect = (msg) => {
       if (msg.type === 'progress' && onProgress) onProgress(msg.progress);
       if (msg.type === 'chunk') {
-        if (msg.tag === 'trace') {
+        if (msg.tag === 'json') {
+          json.add(undefined, msg.bytes);
+        } else if (msg.tag === 'trace') {
           // One worker's archive holds the trace where its first piece came.
           if (!split && !arrived.some((c) => c.tag === 'trace')) arrived.push({ tag: 'trace' });
           trace.add(msg.seq, msg.bytes);
@@ -355,6 +360,7 @@ export class Converter {
     };
     let value;
     let traceFile;
+    let jsonFile = null;
     // The last conversion's timeline lives in the worker that ran its sinks; a new one replaces it.
     this._timeline = null;
     try {
@@ -362,8 +368,10 @@ export class Converter {
         ? await this._convertSplit(inputs, options, inspected, collect)
         : await this._main.call({ type: 'convert', inputs, options, inspected }, collect);
       traceFile = await trace.finish('application/octet-stream');
+      jsonFile = json && (await json.finish('application/json'));
     } catch (e) {
       trace.abort();
+      json?.abort();
       throw e;
     }
     const tagged = (tag) => arrived.filter((c) => c.tag === tag).map((c) => c.part);
@@ -388,6 +396,7 @@ export class Converter {
       summary: value.summary,
       names: value.names,
       bundle: { name: value.bundle_name, blob: zip, type: 'bundle' },
+      json: jsonFile && value.json ? { name: value.json.name, blob: jsonFile, type: 'json', stats: value.json.stats } : null,
       files,
       metrics,
       readme: value.readme,

@@ -34,7 +34,8 @@ export function foldedLines(rows, shown, expanded) {
   const open = (key, fallback) => (expanded.has(key) ? expanded.get(key) : fallback);
   for (const [node, procs] of nodes) {
     let depth = 0;
-    if (manyNodes) {
+    // A node of one process (one rank per node) needs no header: its process line names it.
+    if (manyNodes && procs.size > 1) {
       const key = `n|${node}`;
       const all = [...procs.values()].flat();
       const isOpen = open(key, true);

@@ -17,6 +17,9 @@ const MAX_CANVAS_H = 2400;
 const MINIMAP_H = 34;
 /** The shortest visible range (ns): a few pixels per nanosecond is as deep as records go. */
 const MIN_SPAN = 50;
+// A saved picture's legend: columns of this width, lines of this height.
+const LEGEND_COL_W = 330;
+const LEGEND_ROW_H = 18;
 const FONT = '13px system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
 
 /** A colour square (its colour set through the CSSOM: the page's CSP refuses style attributes). */
@@ -61,6 +64,7 @@ export class TimelineView {
     delete this.root.dataset.firstFrameMs;
     this.info = info;
     this.selection = null;
+    document.getElementById('tl-selection').hidden = true;
     this.expanded.clear();
     this.start = 0;
     this.end = Math.max(1, info.end_ns);
@@ -268,6 +272,7 @@ export class TimelineView {
       const max = NAME_W - x - 6;
       while (label.length > 3 && g.measureText(label).width > max) label = `${label.slice(0, -2)}…`;
       g.fillText(label, x, p.y + p.h / 2);
+      p.drawn = label;
     }
     if (rowH < 11) {
       g.fillStyle = '#4a4a4a';
@@ -649,8 +654,48 @@ export class TimelineView {
   }
 
   /** The drawing as PNG (what is on screen: names, axis and rows). */
+  /** What a saved picture holds under its bars: its title, and the legend in columns. */
+  pictureLegend(width) {
+    const v = this.viewInfo;
+    const f = this.frame;
+    const entries = v.legend.slice(0, 16).map((l) => ({ colour: l.colour, label: `${l.label} (${fmtTime(l.ns)})` }));
+    if (v.values > entries.length) entries.push({ colour: null, label: `and ${v.values - entries.length} more` });
+    entries.push({ colour: '#ffffff', label: `blank: ${v.blank}` });
+    const cols = Math.max(1, Math.floor((width - 16) / LEGEND_COL_W));
+    const title = `${v.title}, ${fmtTime(f.start)} to ${fmtTime(f.end)}`;
+    return { title, entries, cols, height: 34 + Math.ceil(entries.length / cols) * LEGEND_ROW_H + 8 };
+  }
+
   png() {
-    return new Promise((resolve) => this.canvas.toBlob(resolve, 'image/png'));
+    const W = NAME_W + this.plotWidth();
+    const dpr = this.canvas.width / W;
+    const top = this.canvas.height / dpr;
+    const legend = this.pictureLegend(W);
+    const out = Object.assign(document.createElement('canvas'), { width: this.canvas.width, height: Math.round((top + legend.height) * dpr) });
+    const g = out.getContext('2d');
+    g.fillStyle = '#ffffff';
+    g.fillRect(0, 0, out.width, out.height);
+    g.drawImage(this.canvas, 0, 0);
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.font = FONT;
+    g.textBaseline = 'middle';
+    g.fillStyle = '#1a1a1a';
+    g.fillText(legend.title, 8, top + 17);
+    legend.entries.forEach((e, i) => {
+      const x = 8 + (i % legend.cols) * LEGEND_COL_W;
+      const y = top + 34 + Math.floor(i / legend.cols) * LEGEND_ROW_H;
+      if (e.colour) {
+        g.fillStyle = e.colour;
+        g.fillRect(x, y + 3, 12, 12);
+        g.strokeStyle = '#8a8f96';
+        g.strokeRect(x + 0.5, y + 3.5, 11, 11);
+      }
+      let label = e.label;
+      while (label.length > 3 && g.measureText(label).width > LEGEND_COL_W - 28) label = `${label.slice(0, -2)}…`;
+      g.fillStyle = '#1a1a1a';
+      g.fillText(label, x + 18, y + 9);
+    });
+    return new Promise((resolve) => out.toBlob(resolve, 'image/png'));
   }
 
   /** The drawing as SVG: each run of equal pixels of a line one rectangle, names and ticks as text. */
@@ -659,10 +704,12 @@ export class TimelineView {
     const plotW = this.plotWidth();
     const W = NAME_W + plotW;
     const H = this.layout.height;
+    const legend = this.pictureLegend(W);
     const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
-    const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="system-ui, sans-serif" font-size="13">`,
-      `<title>${esc(this.viewInfo.title)}, ${esc(fmtTime(f.start))} to ${esc(fmtTime(f.end))}</title>`,
-      `<rect width="${W}" height="${H}" fill="#fff"/><rect width="${NAME_W}" height="${H}" fill="#f4f6f8"/>`];
+    const total = H + legend.height;
+    const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${total}" viewBox="0 0 ${W} ${total}" font-family="system-ui, sans-serif" font-size="13">`,
+      `<title>${esc(legend.title)}</title>`,
+      `<rect width="${W}" height="${total}" fill="#fff"/><rect width="${NAME_W}" height="${H}" fill="#f4f6f8"/>`];
     const px = plotW / f.width;
     f.bars.forEach((p, i) => {
       const rgba = f.frame.rgba;
@@ -676,13 +723,20 @@ export class TimelineView {
       }
     });
     for (const p of this.layout.placed) {
-      if (p.h >= 11) out.push(`<text x="${8 + p.line.depth * 14}" y="${p.y + p.h / 2 + 4}">${esc(p.line.label)}</text>`);
+      if (p.drawn !== undefined) out.push(`<text x="${8 + p.line.depth * 14}" y="${p.y + p.h / 2 + 4}">${esc(p.drawn)}<title>${esc(p.line.title)}</title></text>`);
     }
     const step = pickTick(f.end - f.start, plotW / 120);
     for (let t = Math.ceil(f.start / step) * step; t <= f.end; t += step) {
       const x = NAME_W + ((t - f.start) / (f.end - f.start)) * plotW;
       out.push(`<line x1="${x.toFixed(1)}" x2="${x.toFixed(1)}" y1="${AXIS_H - 7}" y2="${H}" stroke="#c9cfd6"/><text x="${x.toFixed(1)}" y="16" text-anchor="middle">${esc(tickLabel(t, step, this.info.end_ns))}</text>`);
     }
+    out.push(`<text x="8" y="${H + 21}">${esc(legend.title)}</text>`);
+    legend.entries.forEach((e, i) => {
+      const x = 8 + (i % legend.cols) * LEGEND_COL_W;
+      const y = H + 34 + Math.floor(i / legend.cols) * LEGEND_ROW_H;
+      if (e.colour) out.push(`<rect x="${x + 0.5}" y="${y + 3.5}" width="11" height="11" fill="${esc(e.colour)}" stroke="#8a8f96"/>`);
+      out.push(`<text x="${x + 18}" y="${y + 13}">${esc(e.label)}</text>`);
+    });
     out.push('</svg>');
     return new Blob([out.join('\n')], { type: 'image/svg+xml' });
   }

@@ -198,6 +198,7 @@ export function renderResults(result, secs, urls) {
   a.download = result.bundle.name;
   a.textContent = `Download the bundle (${result.bundle.name})`;
   $('#bundle-size').textContent = fmtBytes(result.bundle.blob.size);
+  renderJson(result.json, urls);
   $('#files-out').replaceChildren(
     ...result.files.flatMap((f, i) => {
       const a = h('a', { download: f.name, 'data-type': f.type, text: `${f.name} (${fmtBytes(f.blob.size)})` });
@@ -209,6 +210,22 @@ export function renderResults(result, secs, urls) {
   const counts = Object.entries(s.counts).map(([k, v]) => `${k} ${v.toLocaleString()}`).join(', ');
   $('#result-summary').textContent = `${s.records.toLocaleString()} records (${counts}) in ${secs.toFixed(2)} s.`;
   $('#warnings').replaceChildren(...groupWarnings(s.warnings).map((w) => h('li', { text: w })));
+}
+
+/** The Chrome/Perfetto JSON's download, where the conversion made one; else how to get one. */
+function renderJson(json, urls) {
+  $('#json-line').hidden = !json;
+  if (!json) {
+    $('#json-help').textContent = 'For Perfetto UI or chrome://tracing: tick “Also a Chrome/Perfetto JSON” under Options and convert again.';
+    return;
+  }
+  const a = $('#json-out');
+  lazyDownload(a, () => json.blob, urls);
+  a.download = json.name;
+  a.textContent = `Download the Perfetto JSON (${json.name})`;
+  $('#json-size').textContent = fmtBytes(json.blob.size);
+  const events = Object.values(json.stats.complete).reduce((x, y) => x + y, 0);
+  $('#json-help').textContent = `The same trace in the Chrome Trace Event Format (${events.toLocaleString()} events, ${json.stats.flows.toLocaleString()} arrows): open it in ui.perfetto.dev or chrome://tracing.`;
 }
 
 /** Warnings as `FILE: WHAT (n times)`, those saying the same of several files in one line. */

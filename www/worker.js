@@ -484,7 +484,8 @@ const handlers = {
     let tag = 'zip';
     const onChunk = (t, bytes) => {
       if (t === 'prv') trace.add(bytes);
-      else self.postMessage({ id, type: 'chunk', tag, bytes }, [bytes.buffer]);
+      // The Chrome/Perfetto JSON is a file of its own; the rest is the archive's head or tail.
+      else self.postMessage({ id, type: 'chunk', tag: t === 'json' ? t : tag, bytes }, [bytes.buffer]);
     };
     const { header, estimate } = await reader.next();
     const session = new wasm_bindgen.WriterSession(msg.labels, msg.options || {}, header, onChunk);

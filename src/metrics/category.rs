@@ -8,7 +8,8 @@
 
 use serde::Serialize;
 
-use crate::model::{GpuOp, GpuOpKind, KernelClass, Names};
+use crate::model::{GpuOp, GpuOpKind, KernelClass, NameId, Names};
+use crate::FastMap;
 
 /// One row of the GPU time breakdown, in priority order (first = highest).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -239,7 +240,26 @@ pub fn memcpy_category(copy_kind: u32) -> Category {
     }
 }
 
-/// Category of any GPU operation. Kernel name lookups are the caller's to cache (see `sink.rs`).
+/// The category of each GPU operation, each kernel name's looked up once.
+#[derive(Default)]
+pub struct OpCategories {
+    kernels: FastMap<NameId, Category>,
+}
+
+impl OpCategories {
+    pub fn of(&mut self, op: &GpuOp, names: &Names) -> Category {
+        match &op.kind {
+            GpuOpKind::Kernel(k) => *self
+                .kernels
+                .entry(k.name)
+                .or_insert_with(|| op_category(op, names)),
+            _ => op_category(op, names),
+        }
+    }
+}
+
+/// Category of any GPU operation (a graph replay's kernels are not visible one by one: it counts
+/// as compute); [`OpCategories`] caches the kernels'.
 pub fn op_category(op: &GpuOp, names: &Names) -> Category {
     match &op.kind {
         GpuOpKind::Kernel(k) => match k.class {

@@ -10,7 +10,7 @@ use crate::FastMap;
 
 use super::accum::{time_class, GpuAcc, GpuTotals};
 use super::assemble;
-use super::category::{memcpy_category, op_category, Category};
+use super::category::{Category, OpCategories};
 use super::gemm_activity::GemmActivity;
 use super::histogram::Histogram;
 use super::host::HostModel;
@@ -60,7 +60,7 @@ pub(super) struct State {
     pub host: HostModel,
     pub kernels: KernelStats,
     pub histograms: FastMap<NameId, Histogram>,
-    pub kernel_category: FastMap<NameId, Category>,
+    pub categories: OpCategories,
     pub counts: Vec<OpCounts>,
     pub has_activity: Vec<bool>,
     /// Time of the record being processed.
@@ -154,16 +154,7 @@ impl State {
         let end = op.end.max(op.start);
         let pieces = &mut self.pieces;
         self.sweep.advance(op.start, &mut |p| pieces.piece(p));
-        let cat = match &op.kind {
-            GpuOpKind::Kernel(k) => *self
-                .kernel_category
-                .entry(k.name)
-                .or_insert_with(|| op_category(op, names)),
-            GpuOpKind::Memcpy(m) => memcpy_category(m.copy_kind),
-            GpuOpKind::Memset(_) => Category::Memset,
-            // A whole graph replay: its kernels are not visible one by one; count it as compute.
-            GpuOpKind::Graph(_) => Category::OtherCompute,
-        };
+        let cat = self.categories.of(op, names);
         if cat == Category::Gemm {
             if let GpuOpKind::Kernel(k) = &op.kind {
                 self.gemm_activity.gemm_started(dev, op.start, end, k.name);
@@ -324,7 +315,7 @@ impl Sink for MetricsSink {
             host: HostModel::new(&trace.objects),
             kernels: KernelStats::default(),
             histograms: FastMap::default(),
-            kernel_category: FastMap::default(),
+            categories: OpCategories::default(),
             counts: vec![OpCounts::default(); n],
             has_activity: vec![false; n],
             now: 0,

@@ -6,12 +6,11 @@ use serde::Serialize;
 
 use super::bins::Grid;
 use crate::metrics::accum::{time_class, TimeClass};
-use crate::metrics::category::{memcpy_category, op_category};
+use crate::metrics::category::OpCategories;
 use crate::metrics::efficiency::{Efficiency, GpuTimes};
 use crate::metrics::sweep::{Piece, Sweep};
-use crate::metrics::{Category, NcclAs};
-use crate::model::{GpuOp, GpuOpKind, NameId, Names, Ns};
-use crate::FastMap;
+use crate::metrics::NcclAs;
+use crate::model::{GpuOp, Names, Ns};
 
 pub struct FactorBins {
     grid: Grid,
@@ -21,7 +20,7 @@ pub struct FactorBins {
     useful: Vec<Vec<Ns>>,
     comm: Vec<Vec<Ns>>,
     has_activity: Vec<bool>,
-    kernel_category: FastMap<NameId, Category>,
+    categories: OpCategories,
 }
 
 /// The factors of one range, and how exact they are.
@@ -60,7 +59,7 @@ impl FactorBins {
             useful: vec![vec![0; grid.count]; gpus],
             comm: vec![vec![0; grid.count]; gpus],
             has_activity: vec![false; gpus],
-            kernel_category: FastMap::default(),
+            categories: OpCategories::default(),
         }
     }
 
@@ -85,15 +84,7 @@ impl FactorBins {
         let (useful, comm) = (&mut self.useful, &mut self.comm);
         let mut out = |p: Piece| Self::piece(useful, comm, &grid, nccl_as, p);
         self.sweep.advance(op.start, &mut out);
-        let cat = match &op.kind {
-            GpuOpKind::Kernel(k) => *self
-                .kernel_category
-                .entry(k.name)
-                .or_insert_with(|| op_category(op, names)),
-            GpuOpKind::Memcpy(m) => memcpy_category(m.copy_kind),
-            GpuOpKind::Memset(_) => Category::Memset,
-            GpuOpKind::Graph(_) => Category::OtherCompute,
-        };
+        let cat = self.categories.of(op, names);
         self.sweep.start(
             op.device,
             op.start,

@@ -58,14 +58,22 @@ impl Acc {
 
 /// Pixel `p`'s time: [edge(p), edge(p + 1)).
 fn edge(start: Ns, end: Ns, width: usize, p: usize) -> Ns {
-    start + (u128::from(end - start) * p as u128 / width as u128) as Ns
+    start + mul_div(end - start, p as u64, width as u64)
 }
 
 /// The pixel holding time `t` (clamped to the frame).
 fn pixel(start: Ns, end: Ns, width: usize, t: Ns) -> usize {
     let t = t.clamp(start, end);
-    ((u128::from(t - start) * width as u128 / u128::from((end - start).max(1))) as usize)
-        .min(width - 1)
+    (mul_div(t - start, width as u64, (end - start).max(1)) as usize).min(width - 1)
+}
+
+/// `x * y / d` exactly; in 64 bits when the product fits, as it nearly always does (a 128-bit
+/// division is a slow library call in wasm, and a frame makes a few per span).
+fn mul_div(x: u64, y: u64, d: u64) -> u64 {
+    match x.checked_mul(y) {
+        Some(p) => p / d,
+        None => (u128::from(x) * u128::from(y) / u128::from(d)) as u64,
+    }
 }
 
 /// The largest value a frame accepts for its width (a frame is for a screen).

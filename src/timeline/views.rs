@@ -255,14 +255,23 @@ const CODE_COLOURS: [[u8; 3]; 49] = [
 
 /// Colour of an event value: Paraver extends its 49 colours by shades one step off the colours
 /// from the second on, so past the table values cycle through those 48.
+/// Paraver's white (value 2) stands out on its black background but would vanish on ours, where
+/// white means "nothing": a mid grey no other value uses takes its place.
 pub fn code_colour(value: u32) -> [u8; 3] {
     let v = value as usize;
-    if v < CODE_COLOURS.len() {
+    let c = if v < CODE_COLOURS.len() {
         CODE_COLOURS[v]
     } else {
         CODE_COLOURS[1 + (v - CODE_COLOURS.len()) % (CODE_COLOURS.len() - 1)]
+    };
+    if c == [255, 255, 255] {
+        ON_WHITE
+    } else {
+        c
     }
 }
+
+const ON_WHITE: [u8; 3] = [150, 150, 150];
 
 /// How a view is described to the page.
 #[derive(Clone, Debug, Serialize)]

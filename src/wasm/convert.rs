@@ -39,6 +39,9 @@ pub struct ConvertOptions {
     pub metrics: Option<bool>,
     /// Build the timeline's summary in the same pass; default true.
     pub timeline: Option<bool>,
+    /// Also write the trace's Chrome/Perfetto JSON in the same pass, to `on_chunk` tagged
+    /// "json" (the bytes of `prvsight convert -o NAME.json`); default false.
+    pub json: Option<bool>,
     /// Measure the metrics inside the instances of this NVTX range (`NAME` or `NAME:N`).
     pub nvtx_range: Option<String>,
     /// What NCCL kernels count as: "communication" (default) or "useful".
@@ -66,6 +69,8 @@ const TAG_ZIP: &str = "zip";
 const TAG_TRACE: &str = "trace";
 /// The plain .prv, for the page's gzip worker (see [`WritingSession`]).
 const TAG_PLAIN: &str = "prv";
+/// The Chrome/Perfetto JSON, a file of its own beside the archive.
+const TAG_JSON: &str = "json";
 const CHUNK: usize = 1 << 20;
 
 /// Collects output into chunks and posts each to `on_chunk(tag, Uint8Array)`.
@@ -136,6 +141,20 @@ struct ConvertResult<'a> {
     names: &'a BundleNames,
     bundle_name: String,
     readme: &'a str,
+    /// The Chrome/Perfetto JSON's file name and what it holds, where it was asked for.
+    json: Option<JsonResult<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonResult<'a> {
+    name: String,
+    stats: &'a crate::chrome::ChromeStats,
+}
+
+/// Where the page wants the Chrome/Perfetto JSON (its `json` option): chunks tagged "json".
+fn json_dest(options: &JsValue, on_chunk: &Function) -> Result<Option<Box<dyn Write>>> {
+    let wanted = parse_options(options.clone())?.json == Some(true);
+    Ok(wanted.then(|| Box::new(ChunkSink::new(on_chunk, TAG_JSON)) as Box<dyn Write>))
 }
 
 fn parse_options(options: JsValue) -> Result<ConvertOptions> {
@@ -254,16 +273,18 @@ pub fn convert(
 ) -> Result<JsValue> {
     // The last conversion's timeline goes before this one builds its own.
     super::timeline::keep(None);
+    let json = json_dest(&options, on_chunk)?;
     let (opts, bopts) = options_of(options, &labels_of(inputs))?;
     let taken = warm_start::exports_for(inputs, inspected)?;
     let sink = ChunkSink::new(on_chunk, TAG_ZIP);
     let mut progress = progress_to(on_progress);
-    let (done, sink) = bundle::write_bundle_planned(
+    let (done, sink) = bundle::write_bundle_and_json(
         &taken.exports,
         &opts,
         taken.planned,
         &bopts,
         sink,
+        json,
         &mut progress,
     )?;
     result_of(done, &bopts, sink)
@@ -441,6 +462,7 @@ impl WritingSession {
         on_chunk: &Function,
     ) -> Result<WritingSession> {
         super::timeline::keep(None);
+        let json = json_dest(&options, on_chunk)?;
         let (opts, bopts) = options_of(options, labels)?;
         let header: Header = serde_json::from_str(header).map_err(|e| {
             Error::Usage(format!("internal error: a bad header from the reader: {e}"))
@@ -452,6 +474,9 @@ impl WritingSession {
             &opts,
             &bopts,
         )?;
+        if let Some(dest) = json {
+            writer.json_to(dest);
+        }
         writer
             .get_mut()
             .post()
@@ -518,6 +543,10 @@ fn result_of(
         names: &done.names,
         bundle_name: format!("{}.zip", bopts.stem),
         readme: &done.readme,
+        json: done.json.as_ref().map(|stats| JsonResult {
+            name: format!("{}.json", bopts.stem),
+            stats,
+        }),
     });
     let metrics = match &done.metrics_json {
         Some(m) => JsValue::from_str(&String::from_utf8_lossy(m)),

@@ -62,6 +62,10 @@ impl Default for TimelineOptions {
 /// The fewest finest bins the budget may bring the grid down to.
 const MIN_BINS: usize = 1 << 10;
 
+/// Views a row is expected to have a track in (a thread: states, CUDA API, OS runtime; a stream:
+/// states, useful, kernels or memory), to size the bins before the first record.
+const EXPECTED_VIEWS_PER_ROW: usize = 3;
+
 /// Builds a [`Timeline`] from the record stream.
 pub struct TimelineSink {
     opts: TimelineOptions,
@@ -149,8 +153,15 @@ impl Sink for TimelineSink {
 
     fn begin(&mut self, trace: &TraceInfo, _names: &Names) -> Result<()> {
         let (from, to) = self.window.unwrap_or((0, trace.end_time));
-        let grid = Grid::new(from, to.max(from) + 1, self.opts.bins);
         let (rows, row_of_thread) = rows::rows_of(&trace.objects);
+        // Rows are known now, tracks only as records come: start from bins that fit a few views
+        // per row, so that a run of many ranks does not fill full-size tracks only to halve them.
+        let expected_tracks = rows.len().max(1) * EXPECTED_VIEWS_PER_ROW;
+        let mut bins = self.opts.bins;
+        while bins > MIN_BINS && expected_tracks * bins * 16 > self.opts.bins_budget {
+            bins /= 2;
+        }
+        let grid = Grid::new(from, to.max(from) + 1, bins);
         self.building = Some(Building {
             grid,
             kept: Kept::new(rows.len(), self.opts.spans_budget),
