@@ -32,10 +32,14 @@ pub enum Family {
     Graphs,
     /// OpenACC runtime events (CUPTI_ACTIVITY_KIND_OPENACC_DATA/LAUNCH/OTHER).
     OpenAcc,
+    /// CUDA events recorded or waited for (CUPTI_ACTIVITY_KIND_CUDA_EVENT), on their calls.
+    CudaEvent,
+    /// pthread calls among the OS runtime's (OSRT_API).
+    Pthread,
 }
 
 impl Family {
-    pub const ALL: [Family; 11] = [
+    pub const ALL: [Family; 13] = [
         Family::Kernel,
         Family::Memcpy,
         Family::Memset,
@@ -47,6 +51,8 @@ impl Family {
         Family::Sched,
         Family::Graphs,
         Family::OpenAcc,
+        Family::CudaEvent,
+        Family::Pthread,
     ];
 
     pub fn name(self) -> &'static str {
@@ -62,6 +68,8 @@ impl Family {
             Family::Sched => "sched",
             Family::Graphs => "graphs",
             Family::OpenAcc => "openacc",
+            Family::CudaEvent => "cuda-event",
+            Family::Pthread => "pthread",
         }
     }
 
@@ -74,7 +82,8 @@ impl Family {
                 "MPI_START_WAIT_EVENTS",
                 "MPI_OTHER_EVENTS",
             ],
-            Family::Osrt => &["OSRT_API"],
+            Family::Osrt | Family::Pthread => &["OSRT_API"],
+            Family::CudaEvent => &["CUPTI_ACTIVITY_KIND_CUDA_EVENT"],
             Family::GpuMetrics => &["GPU_METRICS"],
             Family::Sched => &["SCHED_EVENTS"],
             Family::Graphs => &["CUPTI_ACTIVITY_KIND_GRAPH_TRACE"],
@@ -121,6 +130,8 @@ impl FromStr for Family {
             "sched" | "cpu-sched" | "scheduling" => Family::Sched,
             "graphs" | "graph" | "cuda-graphs" => Family::Graphs,
             "openacc" | "acc" => Family::OpenAcc,
+            "cuda-event" | "cuda-events" => Family::CudaEvent,
+            "pthread" | "pthreads" => Family::Pthread,
             _ => {
                 let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
                 return Err(format!(

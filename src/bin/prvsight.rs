@@ -147,7 +147,7 @@ mod cli {
     /// What to convert and how to lay it out in time (shared by convert and bundle).
     #[derive(clap::Args, Clone, Debug)]
     pub struct Selection {
-        /// Record families to convert, comma-separated: kernel,memcpy,memset,cuda-api,nvtx,mpi,osrt,openacc,gpu-metrics,sched,graphs (default: all present).
+        /// Record families to convert, comma-separated: kernel,memcpy,memset,cuda-api,nvtx,mpi,osrt,openacc,gpu-metrics,sched,graphs,cuda-event,pthread (default: all present).
         #[arg(short = 't', long = "trace")]
         pub trace: Option<String>,
         /// Clock alignment of several reports: session-start (default), mpi-init, none.

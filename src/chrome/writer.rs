@@ -375,6 +375,26 @@ impl<'w> ChromeWriter<'w> {
         a.close();
     }
 
+    /// A CUDA event or pthread call: a complete event over its call, `cat` its family.
+    fn annotation(&mut self, a: &Annotation, names: &Names) {
+        let span = (a.start, a.end);
+        let label = (Label::Id(a.call), names);
+        if self
+            .complete(a.thread, false, a.family_name(), label, span)
+            .is_none()
+        {
+            return;
+        }
+        let mut args = Args::open(&mut self.out.buf);
+        if let AnnotationKind::CudaEvent(e) = &a.kind {
+            args.u64("event_id", e.event_id);
+            args.u64("device", u64::from(e.device));
+            args.u64("stream", e.stream);
+            args.u64("context", e.context);
+        }
+        args.close();
+    }
+
     /// An arrow from the call of `from` that began at `send` to what `to` begins at `target`:
     /// written now where its target is written already, else once it is (flows.rs). Left out
     /// where the call was not written, or where the window does not hold both ends.
@@ -507,6 +527,7 @@ impl Sink for ChromeWriter<'_> {
             Record::Mark(m) => self.mark(m, names),
             Record::Metric(m) => self.metric(m, names),
             Record::Sched(r) => self.sched(r, names),
+            Record::Annotation(a) => self.annotation(a, names),
             Record::Link(l) => {
                 let kind = match l.kind {
                     LinkKind::Launch => FlowKind::Launch,

@@ -140,6 +140,8 @@ pub enum CursorKind {
     MpiSend,
     GpuMetrics,
     Sched,
+    CudaEvent,
+    Pthread,
 }
 
 /// A prepared, time-ordered query of one family in one export.
@@ -317,6 +319,8 @@ fn decode<R: Fields + ?Sized>(
         CursorKind::MpiSend => super::mpi_p2p::decode(row, source, cxs),
         CursorKind::GpuMetrics => super::gpu_metrics::decode(row, cx, names),
         CursorKind::Sched => super::sched::decode(row, cx),
+        CursorKind::CudaEvent => super::cuda_events::decode(row, cx),
+        CursorKind::Pthread => super::pthread::decode(row, cx),
     }
 }
 

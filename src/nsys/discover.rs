@@ -15,6 +15,7 @@ use super::Export;
 use crate::error::{Error, Result};
 use crate::options::{Family, Options, ReadPages};
 
+mod annotations;
 mod ranks;
 mod scans;
 
@@ -105,6 +106,12 @@ pub fn present_families(ex: &Export, opts: &Options) -> Result<BTreeSet<Family>>
     let mut families = BTreeSet::new();
     for f in Family::ALL {
         if !opts.wants(f) {
+            continue;
+        }
+        if let Some(found) = annotations::present(ex, f) {
+            if found? {
+                families.insert(f);
+            }
             continue;
         }
         for t in f.tables().iter().filter(|t| s.has_table(t)) {
@@ -447,6 +454,7 @@ fn discover_with(
             d.widen(lo, hi);
         }
     }
+    annotations::find_threads(ex, &mut d)?;
     for &gt in d.host_threads.keys() {
         d.processes
             .entry(process_key(gt))

@@ -15,6 +15,7 @@
 //! to temporary files beyond its page cache. The Rust side keeps only open intervals and
 //! per-resource state.
 
+pub mod cuda_events;
 pub mod cursor;
 pub mod direct;
 pub mod discover;
@@ -30,6 +31,7 @@ pub mod mpi_bounds;
 pub mod mpi_p2p;
 pub mod nvtx;
 pub mod partitioned;
+pub mod pthread;
 pub mod scanset;
 pub mod sched;
 pub mod schema;

@@ -1103,6 +1103,11 @@ impl Sink for ParaverWriter<'_> {
                 &[ValueLabels::Cpu],
                 true,
             ),
+            Record::Annotation(a) => {
+                // Not stacked: its type is its own, and the call it annotates keeps its lines.
+                let (pairs, labels) = super::annotations::events(a);
+                self.interval(a.thread, a.start, a.end, &pairs, &labels, false)
+            }
             Record::Metric(m) => {
                 let ty = metric_type(m.metric_id);
                 self.metric_labels.insert(ty, m.name);

@@ -16,6 +16,7 @@ use crate::nsys::links::{Call, CallTap, FedLinks, LinkJoin, Operations};
 use crate::nsys::partitioned::{OrderedRows, PartitionedRows, Spec, Survey};
 #[cfg(not(target_family = "wasm"))]
 use crate::nsys::shipped::Helpers;
+use crate::nsys::{cuda_events, pthread};
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
 use crate::options::{Family, Options, ReadOrder, ReadPages};
 use crate::sqlfile::Pager;
@@ -404,6 +405,12 @@ impl<'c> Reader<'c> {
             if fams.contains(&Family::Sched) {
                 queries.push(sched::query(src));
             }
+            if fams.contains(&Family::CudaEvent) {
+                queries.extend(cuda_events::query(&ex.schema, src));
+            }
+            if fams.contains(&Family::Pthread) {
+                queries.extend(pthread::query(&ex.schema, src));
+            }
         }
         preparing()?;
         // Where a family can be read without SQL sorting (per-resource sorted runs), that replaces
@@ -689,7 +696,7 @@ impl<'c> Reader<'c> {
 
     /// The next record in time order; `names` gets the names it refers to.
     pub(crate) fn next(&mut self, names: &mut Names) -> Result<Option<Record>> {
-        Ok(self.next_cursor(names)?.map(|i| self.take_head(i)))
+        Ok(self.next_cursor(names)?.map(|i| self.take_head(i, names)))
     }
 
     /// Moves the next record in time order onto the end of `batch`; false when none is left.
@@ -699,7 +706,7 @@ impl<'c> Reader<'c> {
         let Some(i) = self.next_cursor(names)? else {
             return Ok(false);
         };
-        batch.push(self.take_head(i));
+        batch.push(self.take_head(i, names));
         Ok(true)
     }
 
@@ -728,11 +735,14 @@ impl<'c> Reader<'c> {
 
     /// Hands out cursor `i`'s head (counted), the cursor to move on at the next call.
     #[inline]
-    fn take_head(&mut self, i: usize) -> Record {
-        let rec = self.cursors[i]
+    fn take_head(&mut self, i: usize, names: &mut Names) -> Record {
+        let mut rec = self.cursors[i]
             .head
             .take()
             .expect("heap entries have a head");
+        if let Record::Annotation(a) = &mut rec {
+            a.resolve(names);
+        }
         self.tally[record_family(&rec)] += 1;
         self.records += 1;
         self.to_advance = Some(i);

@@ -1,0 +1,78 @@
+//! Records of the families that annotate a thread with events and leave its state alone: the
+//! CUDA events a call recorded or waited for, the pthread calls among the OS runtime's. Each
+//! covers a call that other families may also convert, so it must not change what they write:
+//! its call's name is interned only as it is handed out ([`Annotation::resolve`]), after the
+//! record of that call, so names keep the ids (and the trace the values) they have without it.
+
+use serde::{Deserialize, Serialize};
+
+use super::{NameId, Names, Ns, ThreadId};
+
+/// A CUDA event that a CUDA call recorded, synchronized or waited for
+/// (CUPTI_ACTIVITY_KIND_CUDA_EVENT), on the thread of that call and over its time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CudaEventUse {
+    pub event_id: u64,
+    /// CUDA device id.
+    pub device: u32,
+    pub stream: u64,
+    pub context: u64,
+}
+
+/// What an [`Annotation`] is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum AnnotationKind {
+    CudaEvent(CudaEventUse),
+    /// A pthread call (an OSRT_API row whose name starts with `pthread`).
+    Pthread,
+}
+
+/// An interval of events on one thread, with no state of its own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Annotation {
+    pub thread: ThreadId,
+    pub start: Ns,
+    pub end: Ns,
+    /// The call (cudaEventRecord, pthread_mutex_lock …; CUDA calls without their `_vNNNN`
+    /// suffix), once [`resolve`](Self::resolve)d.
+    pub call: NameId,
+    /// The call's name until it is interned.
+    #[serde(skip)]
+    pub unresolved: Option<Box<str>>,
+    pub kind: AnnotationKind,
+}
+
+impl Annotation {
+    /// Its family's name (`-t`, the summary line, the Chrome JSON's `cat`).
+    pub fn family_name(&self) -> &'static str {
+        match self.kind {
+            AnnotationKind::CudaEvent(_) => "cuda-event",
+            AnnotationKind::Pthread => "pthread",
+        }
+    }
+
+    /// An annotation of the call named `call`, at `[start, end]` of `thread`.
+    pub fn new(
+        thread: ThreadId,
+        (start, end): (Ns, Ns),
+        call: String,
+        kind: AnnotationKind,
+    ) -> Self {
+        Annotation {
+            thread,
+            start,
+            end,
+            call: NameId(u32::MAX),
+            unresolved: Some(call.into_boxed_str()),
+            kind,
+        }
+    }
+
+    /// Interns the call's name: done as the record is handed out, when the record of the call
+    /// itself (same start, earlier rank) has interned it already where its family is converted.
+    pub fn resolve(&mut self, names: &mut Names) {
+        if let Some(name) = self.unresolved.take() {
+            self.call = names.intern(&name);
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! The events of the families that annotate calls (model/annotation.rs): types and values as
+//! nsys2prv 0.6 numbers them, so that its views load on our traces.
+
+use super::events::NAME_VALUE_OFFSET;
+use super::prv::ValueLabels;
+use crate::model::{Annotation, AnnotationKind};
+
+/// CUDA event recorded or waited for: its id, device + 1, stream and context (nsys2prv 0.6
+/// writes the device as it is, so device 0 reads as an end there).
+pub const CUDA_EVENT_ID: u32 = 9301;
+pub const CUDA_EVENT_DEVICE: u32 = 9302;
+pub const CUDA_EVENT_STREAM: u32 = 9303;
+pub const CUDA_EVENT_CONTEXT: u32 = 9304;
+/// pthread call, valued by name.
+pub const PTHREAD_CALL: u32 = 61_000_000;
+
+/// Label of each type above.
+pub fn type_label(t: u32) -> Option<&'static str> {
+    Some(match t {
+        CUDA_EVENT_ID => "CUDA event ID",
+        CUDA_EVENT_DEVICE => "CUDA event device + 1",
+        CUDA_EVENT_STREAM => "CUDA event stream",
+        CUDA_EVENT_CONTEXT => "CUDA event context",
+        PTHREAD_CALL => "pthread call",
+        _ => return None,
+    })
+}
+
+/// The (type, value) pairs an annotation writes at its start (each back to 0 at its end), and
+/// where their values' labels come from.
+pub fn events(a: &Annotation) -> (Vec<(u32, u64)>, Vec<ValueLabels>) {
+    match &a.kind {
+        AnnotationKind::CudaEvent(e) => (
+            vec![
+                (CUDA_EVENT_ID, e.event_id),
+                (CUDA_EVENT_DEVICE, u64::from(e.device) + 1),
+                (CUDA_EVENT_STREAM, e.stream),
+                (CUDA_EVENT_CONTEXT, e.context),
+            ],
+            vec![ValueLabels::Numeric; 4],
+        ),
+        AnnotationKind::Pthread => (
+            vec![(PTHREAD_CALL, u64::from(a.call.0) + NAME_VALUE_OFFSET)],
+            vec![ValueLabels::Names],
+        ),
+    }
+}
