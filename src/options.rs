@@ -36,10 +36,12 @@ pub enum Family {
     CudaEvent,
     /// pthread calls among the OS runtime's (OSRT_API).
     Pthread,
+    /// Device memory allocated and freed (CUDA_GPU_MEMORY_USAGE_EVENTS).
+    GpuMemory,
 }
 
 impl Family {
-    pub const ALL: [Family; 13] = [
+    pub const ALL: [Family; 14] = [
         Family::Kernel,
         Family::Memcpy,
         Family::Memset,
@@ -53,6 +55,7 @@ impl Family {
         Family::OpenAcc,
         Family::CudaEvent,
         Family::Pthread,
+        Family::GpuMemory,
     ];
 
     pub fn name(self) -> &'static str {
@@ -70,6 +73,7 @@ impl Family {
             Family::OpenAcc => "openacc",
             Family::CudaEvent => "cuda-event",
             Family::Pthread => "pthread",
+            Family::GpuMemory => "gpu-memory",
         }
     }
 
@@ -84,6 +88,7 @@ impl Family {
             ],
             Family::Osrt | Family::Pthread => &["OSRT_API"],
             Family::CudaEvent => &["CUPTI_ACTIVITY_KIND_CUDA_EVENT"],
+            Family::GpuMemory => &["CUDA_GPU_MEMORY_USAGE_EVENTS"],
             Family::GpuMetrics => &["GPU_METRICS"],
             Family::Sched => &["SCHED_EVENTS"],
             Family::Graphs => &["CUPTI_ACTIVITY_KIND_GRAPH_TRACE"],
@@ -132,6 +137,7 @@ impl FromStr for Family {
             "openacc" | "acc" => Family::OpenAcc,
             "cuda-event" | "cuda-events" => Family::CudaEvent,
             "pthread" | "pthreads" => Family::Pthread,
+            "gpu-memory" | "memory-usage" | "gpu-memory-usage" => Family::GpuMemory,
             _ => {
                 let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
                 return Err(format!(

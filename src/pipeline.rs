@@ -895,7 +895,7 @@ impl Delivery<'_, '_, '_> {
 }
 
 /// The families' names as a conversion's summary counts records ([`record_family`]).
-pub(crate) const FAMILY_NAMES: [&str; 18] = [
+pub(crate) const FAMILY_NAMES: [&str; 19] = [
     "kernel",
     "memcpy",
     "memset",
@@ -914,6 +914,7 @@ pub(crate) const FAMILY_NAMES: [&str; 18] = [
     "link-memory",
     "cuda-event",
     "pthread",
+    "gpu-memory",
 ];
 
 /// The family of a record: its name's index in [`FAMILY_NAMES`] (a number, so that the reader
@@ -944,6 +945,7 @@ pub(crate) fn record_family(r: &crate::model::Record) -> usize {
         Record::Annotation(a) => match a.kind {
             crate::model::AnnotationKind::CudaEvent(_) => 16,
             crate::model::AnnotationKind::Pthread => 17,
+            crate::model::AnnotationKind::GpuMemory(_) => 18,
         },
         Record::Link(l) => match l.kind {
             LinkKind::Launch => 14,

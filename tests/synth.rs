@@ -192,7 +192,9 @@ fn tables_have_the_real_exports_ddl() {
                     [
                         "GPU_METRICS",
                         "TARGET_INFO_GPU_METRICS",
-                        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+                        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+                        "CUDA_GPU_MEMORY_USAGE_EVENTS",
+                        "ENUM_CUDA_DEV_MEM_EVENT_OPER"
                     ]
                     .contains(&t.as_str()),
                     "{t} claims a documentation source"

@@ -375,10 +375,18 @@ impl<'w> ChromeWriter<'w> {
         a.close();
     }
 
-    /// A CUDA event or pthread call: a complete event over its call, `cat` its family.
+    /// A CUDA event or pthread call: a complete event over its call, `cat` its family. A GPU
+    /// memory change: a counter of the memory in use.
     fn annotation(&mut self, a: &Annotation, names: &Names) {
+        if let AnnotationKind::GpuMemory(m) = &a.kind {
+            return self.memory_counter(a.thread, a.start, m);
+        }
         let span = (a.start, a.end);
-        let label = (Label::Id(a.call), names);
+        let label = match a.call {
+            Some(id) => Label::Id(id),
+            None => Label::Plain("<unnamed call>"),
+        };
+        let label = (label, names);
         if self
             .complete(a.thread, false, a.family_name(), label, span)
             .is_none()
@@ -393,6 +401,23 @@ impl<'w> ChromeWriter<'w> {
             args.u64("context", e.context);
         }
         args.close();
+    }
+
+    /// `GPUn memory in use` of the stream's process, after a change.
+    fn memory_counter(&mut self, thread: ThreadId, time: Ns, m: &GpuMemoryChange) {
+        let Some(ts) = self.point(time) else {
+            return;
+        };
+        let i = thread.0 as usize;
+        let tid = self.threads[i].main.first().unwrap_or(0);
+        let name = format!("GPU{} memory in use", m.device);
+        let pid = self.pid_of[i];
+        self.out
+            .head("C", "gpu-memory", Name::Plain(&name), pid, tid, ts);
+        self.out.write_raw(b",\"args\":{\"bytes\":");
+        push_u64(&mut self.out.buf, m.in_use);
+        self.out.write_raw(b"}}");
+        self.stats.counters += 1;
     }
 
     /// An arrow from the call of `from` that began at `send` to what `to` begins at `target`:

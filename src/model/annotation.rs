@@ -1,6 +1,7 @@
 //! Records of the families that annotate a thread with events and leave its state alone: the
-//! CUDA events a call recorded or waited for, the pthread calls among the OS runtime's. Each
-//! covers a call that other families may also convert, so it must not change what they write:
+//! CUDA events a call recorded or waited for, the pthread calls among the OS runtime's, the GPU
+//! memory a process allocated or freed. Each may cover a call that other families convert too,
+//! so it must not change what they write:
 //! its call's name is interned only as it is handed out ([`Annotation::resolve`]), after the
 //! record of that call, so names keep the ids (and the trace the values) they have without it.
 
@@ -19,12 +20,26 @@ pub struct CudaEventUse {
     pub context: u64,
 }
 
+/// GPU memory allocated or freed (CUDA_GPU_MEMORY_USAGE_EVENTS, device memory), an instant on
+/// a GPU stream of the process.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GpuMemoryChange {
+    /// Allocated, or freed.
+    pub allocated: bool,
+    pub bytes: u64,
+    /// Device memory of the process on that GPU in use after it, as far as the capture shows.
+    pub in_use: u64,
+    /// CUDA device id.
+    pub device: u32,
+}
+
 /// What an [`Annotation`] is.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum AnnotationKind {
     CudaEvent(CudaEventUse),
     /// A pthread call (an OSRT_API row whose name starts with `pthread`).
     Pthread,
+    GpuMemory(GpuMemoryChange),
 }
 
 /// An interval of events on one thread, with no state of its own.
@@ -34,8 +49,8 @@ pub struct Annotation {
     pub start: Ns,
     pub end: Ns,
     /// The call (cudaEventRecord, pthread_mutex_lock …; CUDA calls without their `_vNNNN`
-    /// suffix), once [`resolve`](Self::resolve)d.
-    pub call: NameId,
+    /// suffix), once [`resolve`](Self::resolve)d; none for GPU memory.
+    pub call: Option<NameId>,
     /// The call's name until it is interned.
     #[serde(skip)]
     pub unresolved: Option<Box<str>>,
@@ -48,6 +63,24 @@ impl Annotation {
         match self.kind {
             AnnotationKind::CudaEvent(_) => "cuda-event",
             AnnotationKind::Pthread => "pthread",
+            AnnotationKind::GpuMemory(_) => "gpu-memory",
+        }
+    }
+
+    /// GPU memory changes are instants; the others span their call.
+    pub fn is_instant(&self) -> bool {
+        matches!(self.kind, AnnotationKind::GpuMemory(_))
+    }
+
+    /// A GPU memory change at `time` on the stream thread `thread`.
+    pub fn gpu_memory(thread: ThreadId, time: Ns, change: GpuMemoryChange) -> Self {
+        Annotation {
+            thread,
+            start: time,
+            end: time,
+            call: None,
+            unresolved: None,
+            kind: AnnotationKind::GpuMemory(change),
         }
     }
 
@@ -62,7 +95,7 @@ impl Annotation {
             thread,
             start,
             end,
-            call: NameId(u32::MAX),
+            call: None,
             unresolved: Some(call.into_boxed_str()),
             kind,
         }
@@ -72,7 +105,7 @@ impl Annotation {
     /// itself (same start, earlier rank) has interned it already where its family is converted.
     pub fn resolve(&mut self, names: &mut Names) {
         if let Some(name) = self.unresolved.take() {
-            self.call = names.intern(&name);
+            self.call = Some(names.intern(&name));
         }
     }
 }

@@ -46,6 +46,8 @@ pub struct SourceCx<'c> {
     pub recv_lookup: Option<Statement<'c>>,
     /// Message → number of occurrences, reported once at the end.
     pub warnings: BTreeMap<String, u64>,
+    /// Device memory in use per (globalPid key, CUDA device), as GPU memory usage rows come.
+    pub gpu_memory_in_use: FastMap<(i64, u32), u64>,
 }
 
 impl SourceCx<'_> {
@@ -73,6 +75,7 @@ impl SourceCx<'_> {
             metric_names: FastMap::default(),
             recv_lookup: None,
             warnings: BTreeMap::new(),
+            gpu_memory_in_use: FastMap::default(),
         }
     }
 
@@ -142,6 +145,7 @@ pub enum CursorKind {
     Sched,
     CudaEvent,
     Pthread,
+    GpuMemory,
 }
 
 /// A prepared, time-ordered query of one family in one export.
@@ -321,6 +325,7 @@ fn decode<R: Fields + ?Sized>(
         CursorKind::Sched => super::sched::decode(row, cx),
         CursorKind::CudaEvent => super::cuda_events::decode(row, cx),
         CursorKind::Pthread => super::pthread::decode(row, cx),
+        CursorKind::GpuMemory => super::gpu_memory::decode(row, cx),
     }
 }
 

@@ -455,6 +455,7 @@ fn discover_with(
         }
     }
     annotations::find_threads(ex, &mut d)?;
+    annotations::find_memory_streams(ex, &mut d)?;
     for &gt in d.host_threads.keys() {
         d.processes
             .entry(process_key(gt))

@@ -21,6 +21,7 @@ pub mod direct;
 pub mod discover;
 pub mod export;
 pub mod gpu;
+pub mod gpu_memory;
 pub mod gpu_metrics;
 pub mod host;
 pub mod ids;

@@ -13,6 +13,10 @@ pub const CUDA_EVENT_STREAM: u32 = 9303;
 pub const CUDA_EVENT_CONTEXT: u32 = 9304;
 /// pthread call, valued by name.
 pub const PTHREAD_CALL: u32 = 61_000_000;
+/// GPU memory allocated / freed [bytes] (nsys2prv 0.6), and what the process has in use after.
+pub const GPU_MEMORY_ALLOCATED: u32 = 66_500_001;
+pub const GPU_MEMORY_FREED: u32 = 66_500_002;
+pub const GPU_MEMORY_IN_USE: u32 = 66_500_003;
 
 /// Label of each type above.
 pub fn type_label(t: u32) -> Option<&'static str> {
@@ -22,12 +26,15 @@ pub fn type_label(t: u32) -> Option<&'static str> {
         CUDA_EVENT_STREAM => "CUDA event stream",
         CUDA_EVENT_CONTEXT => "CUDA event context",
         PTHREAD_CALL => "pthread call",
+        GPU_MEMORY_ALLOCATED => "GPU memory allocated [bytes]",
+        GPU_MEMORY_FREED => "GPU memory freed [bytes]",
+        GPU_MEMORY_IN_USE => "GPU memory in use by the process [bytes]",
         _ => return None,
     })
 }
 
-/// The (type, value) pairs an annotation writes at its start (each back to 0 at its end), and
-/// where their values' labels come from.
+/// The (type, value) pairs an annotation writes at its start (each back to 0 at its end unless
+/// it is an instant), and where their values' labels come from.
 pub fn events(a: &Annotation) -> (Vec<(u32, u64)>, Vec<ValueLabels>) {
     match &a.kind {
         AnnotationKind::CudaEvent(e) => (
@@ -40,8 +47,21 @@ pub fn events(a: &Annotation) -> (Vec<(u32, u64)>, Vec<ValueLabels>) {
             vec![ValueLabels::Numeric; 4],
         ),
         AnnotationKind::Pthread => (
-            vec![(PTHREAD_CALL, u64::from(a.call.0) + NAME_VALUE_OFFSET)],
+            vec![(
+                PTHREAD_CALL,
+                a.call.map_or(0, |c| u64::from(c.0) + NAME_VALUE_OFFSET),
+            )],
             vec![ValueLabels::Names],
         ),
+        AnnotationKind::GpuMemory(m) => {
+            let change = match m.allocated {
+                true => GPU_MEMORY_ALLOCATED,
+                false => GPU_MEMORY_FREED,
+            };
+            (
+                vec![(change, m.bytes), (GPU_MEMORY_IN_USE, m.in_use)],
+                vec![ValueLabels::Numeric; 2],
+            )
+        }
     }
 }

@@ -1104,8 +1104,14 @@ impl Sink for ParaverWriter<'_> {
                 true,
             ),
             Record::Annotation(a) => {
-                // Not stacked: its type is its own, and the call it annotates keeps its lines.
                 let (pairs, labels) = super::annotations::events(a);
+                if a.is_instant() {
+                    for (&(ty, value), &l) in pairs.iter().zip(&labels) {
+                        self.point_event(a.thread, a.start, ty, l, value)?;
+                    }
+                    return Ok(());
+                }
+                // Not stacked: its type is its own, and the call it annotates keeps its lines.
                 self.interval(a.thread, a.start, a.end, &pairs, &labels, false)
             }
             Record::Metric(m) => {

@@ -82,8 +82,37 @@ tables![
     ("ENUM_OPENACC_EVENT_KIND", FUSER),
 ];
 
+/// The tables only some scenarios write (the families added for nsys2prv 0.6 parity), and the
+/// ENUM tables that go with each (written only with it, so that the other scenarios' exports
+/// stay as they were).
+pub const EXTRA_TABLES: &[(TableDdl, &[&str])] = &[
+    (
+        TableDdl {
+            name: "CUDA_GPU_MEMORY_USAGE_EVENTS",
+            script: include_str!("ddl/CUDA_GPU_MEMORY_USAGE_EVENTS.sql"),
+            origin: DOCS,
+        },
+        &["ENUM_CUDA_DEV_MEM_EVENT_OPER"],
+    ),
+    (
+        TableDdl {
+            name: "ENUM_CUDA_DEV_MEM_EVENT_OPER",
+            script: include_str!("ddl/ENUM_CUDA_DEV_MEM_EVENT_OPER.sql"),
+            origin: DOCS,
+        },
+        &[],
+    ),
+];
+
+/// The ENUM tables written with extra table `name`.
+pub fn enums_of(name: &str) -> impl Iterator<Item = &'static str> + '_ {
+    (EXTRA_TABLES.iter())
+        .filter(move |(t, _)| t.name == name)
+        .flat_map(|(_, enums)| enums.iter().copied())
+}
+
 pub fn table(name: &str) -> Option<&'static TableDdl> {
-    TABLES.iter().find(|t| t.name == name)
+    (TABLES.iter().chain(EXTRA_TABLES.iter().map(|(t, _)| t))).find(|t| t.name == name)
 }
 
 #[cfg(test)]
@@ -92,7 +121,7 @@ mod tests {
 
     #[test]
     fn every_file_has_a_header_and_one_create_statement() {
-        for t in TABLES {
+        for t in TABLES.iter().chain(EXTRA_TABLES.iter().map(|(t, _)| t)) {
             assert!(
                 t.script.starts_with(&format!("-- {}:", t.name)),
                 "{}",

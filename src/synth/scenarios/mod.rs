@@ -3,6 +3,7 @@
 //! every seed), host calls are issued ahead of it with seeded jitter (see [`sched`]).
 
 mod ddp4;
+pub mod gpu_memory;
 mod gpu_metrics;
 mod graphs;
 mod pipeline4;
@@ -45,6 +46,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "gpu_metrics",
         "one process on 2 GPUs with GPU_METRICS samples at 10 kHz",
     ),
+    (
+        "gpu_memory",
+        "device memory allocated and freed around 10 GEMMs (CUDA_GPU_MEMORY_USAGE_EVENTS)",
+    ),
 ];
 
 /// Builds scenario `name`; `seed` only moves host-side timings.
@@ -56,6 +61,7 @@ pub fn build(name: &str, seed: u64) -> Result<Scenario> {
         "graphs" => graphs::build(seed, graphs::Mode::Graph),
         "graph_nodes" => graphs::build(seed, graphs::Mode::Node),
         "gpu_metrics" => gpu_metrics::build(seed),
+        "gpu_memory" => gpu_memory::build(seed),
         _ => Err(Error::Usage(format!(
             "unknown scenario '{name}' (known: {})",
             SCENARIOS.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")
