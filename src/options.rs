@@ -38,10 +38,12 @@ pub enum Family {
     Pthread,
     /// Device memory allocated and freed (CUDA_GPU_MEMORY_USAGE_EVENTS).
     GpuMemory,
+    /// OpenMP parallel regions, implicit tasks and barriers (OPENMP_EVENT_KIND_*).
+    OpenMp,
 }
 
 impl Family {
-    pub const ALL: [Family; 14] = [
+    pub const ALL: [Family; 15] = [
         Family::Kernel,
         Family::Memcpy,
         Family::Memset,
@@ -56,6 +58,7 @@ impl Family {
         Family::CudaEvent,
         Family::Pthread,
         Family::GpuMemory,
+        Family::OpenMp,
     ];
 
     pub fn name(self) -> &'static str {
@@ -74,6 +77,7 @@ impl Family {
             Family::CudaEvent => "cuda-event",
             Family::Pthread => "pthread",
             Family::GpuMemory => "gpu-memory",
+            Family::OpenMp => "openmp",
         }
     }
 
@@ -89,6 +93,11 @@ impl Family {
             Family::Osrt | Family::Pthread => &["OSRT_API"],
             Family::CudaEvent => &["CUPTI_ACTIVITY_KIND_CUDA_EVENT"],
             Family::GpuMemory => &["CUDA_GPU_MEMORY_USAGE_EVENTS"],
+            Family::OpenMp => &[
+                "OPENMP_EVENT_KIND_PARALLEL",
+                "OPENMP_EVENT_KIND_TASK",
+                "OPENMP_EVENT_KIND_SYNC_REGION",
+            ],
             Family::GpuMetrics => &["GPU_METRICS"],
             Family::Sched => &["SCHED_EVENTS"],
             Family::Graphs => &["CUPTI_ACTIVITY_KIND_GRAPH_TRACE"],
@@ -138,6 +147,7 @@ impl FromStr for Family {
             "cuda-event" | "cuda-events" => Family::CudaEvent,
             "pthread" | "pthreads" => Family::Pthread,
             "gpu-memory" | "memory-usage" | "gpu-memory-usage" => Family::GpuMemory,
+            "openmp" | "omp" | "ompt" => Family::OpenMp,
             _ => {
                 let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
                 return Err(format!(

@@ -895,7 +895,7 @@ impl Delivery<'_, '_, '_> {
 }
 
 /// The families' names as a conversion's summary counts records ([`record_family`]).
-pub(crate) const FAMILY_NAMES: [&str; 19] = [
+pub(crate) const FAMILY_NAMES: [&str; 20] = [
     "kernel",
     "memcpy",
     "memset",
@@ -915,6 +915,7 @@ pub(crate) const FAMILY_NAMES: [&str; 19] = [
     "cuda-event",
     "pthread",
     "gpu-memory",
+    "openmp",
 ];
 
 /// The family of a record: its name's index in [`FAMILY_NAMES`] (a number, so that the reader
@@ -946,6 +947,7 @@ pub(crate) fn record_family(r: &crate::model::Record) -> usize {
             crate::model::AnnotationKind::CudaEvent(_) => 16,
             crate::model::AnnotationKind::Pthread => 17,
             crate::model::AnnotationKind::GpuMemory(_) => 18,
+            crate::model::AnnotationKind::OpenMp(_) => 19,
         },
         Record::Link(l) => match l.kind {
             LinkKind::Launch => 14,

@@ -382,8 +382,13 @@ impl<'w> ChromeWriter<'w> {
             return self.memory_counter(a.thread, a.start, m);
         }
         let span = (a.start, a.end);
+        let region = match &a.kind {
+            AnnotationKind::OpenMp(r) => crate::paraver::annotations::openmp_label(*r),
+            _ => String::new(),
+        };
         let label = match a.call {
             Some(id) => Label::Id(id),
+            None if !region.is_empty() => Label::Plain(&region),
             None => Label::Plain("<unnamed call>"),
         };
         let label = (label, names);

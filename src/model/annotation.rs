@@ -33,6 +33,17 @@ pub struct GpuMemoryChange {
     pub device: u32,
 }
 
+/// An OpenMP region on the thread that ran it (OMPT, as nsys records it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum OpenMpRegion {
+    /// A parallel region; ENUM_OPENMP_EVENT_KIND id of the row (28, Parallel).
+    Parallel { event_kind: u32 },
+    /// The implicit task a thread runs in a parallel region.
+    ImplicitTask,
+    /// A barrier; ENUM_OPENMP_SYNC_REGION id (1 barrier, 2 implicit, 3 explicit, 4 implementation).
+    Barrier { sync_kind: u32 },
+}
+
 /// What an [`Annotation`] is.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum AnnotationKind {
@@ -40,6 +51,7 @@ pub enum AnnotationKind {
     /// A pthread call (an OSRT_API row whose name starts with `pthread`).
     Pthread,
     GpuMemory(GpuMemoryChange),
+    OpenMp(OpenMpRegion),
 }
 
 /// An interval of events on one thread, with no state of its own.
@@ -64,12 +76,25 @@ impl Annotation {
             AnnotationKind::CudaEvent(_) => "cuda-event",
             AnnotationKind::Pthread => "pthread",
             AnnotationKind::GpuMemory(_) => "gpu-memory",
+            AnnotationKind::OpenMp(_) => "openmp",
         }
     }
 
     /// GPU memory changes are instants; the others span their call.
     pub fn is_instant(&self) -> bool {
         matches!(self.kind, AnnotationKind::GpuMemory(_))
+    }
+
+    /// An OpenMP region over `[start, end]` of `thread`.
+    pub fn openmp(thread: ThreadId, (start, end): (Ns, Ns), region: OpenMpRegion) -> Self {
+        Annotation {
+            thread,
+            start,
+            end,
+            call: None,
+            unresolved: None,
+            kind: AnnotationKind::OpenMp(region),
+        }
     }
 
     /// A GPU memory change at `time` on the stream thread `thread`.

@@ -146,6 +146,7 @@ pub enum CursorKind {
     CudaEvent,
     Pthread,
     GpuMemory,
+    OpenMp,
 }
 
 /// A prepared, time-ordered query of one family in one export.
@@ -326,6 +327,7 @@ fn decode<R: Fields + ?Sized>(
         CursorKind::CudaEvent => super::cuda_events::decode(row, cx),
         CursorKind::Pthread => super::pthread::decode(row, cx),
         CursorKind::GpuMemory => super::gpu_memory::decode(row, cx),
+        CursorKind::OpenMp => super::openmp::decode(row, cx),
     }
 }
 

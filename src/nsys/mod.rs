@@ -31,6 +31,7 @@ pub mod links;
 pub mod mpi_bounds;
 pub mod mpi_p2p;
 pub mod nvtx;
+pub mod openmp;
 pub mod partitioned;
 pub mod pthread;
 pub mod scanset;

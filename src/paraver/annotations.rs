@@ -3,7 +3,7 @@
 
 use super::events::NAME_VALUE_OFFSET;
 use super::prv::ValueLabels;
-use crate::model::{Annotation, AnnotationKind};
+use crate::model::{Annotation, AnnotationKind, OpenMpRegion};
 
 /// CUDA event recorded or waited for: its id, device + 1, stream and context (nsys2prv 0.6
 /// writes the device as it is, so device 0 reads as an end there).
@@ -18,6 +18,35 @@ pub const GPU_MEMORY_ALLOCATED: u32 = 66_500_001;
 pub const GPU_MEMORY_FREED: u32 = 66_500_002;
 pub const GPU_MEMORY_IN_USE: u32 = 66_500_003;
 
+/// OpenMP parallel region (value: its event kind), implicit task (its task flag), barrier (its
+/// sync region kind), as nsys2prv 0.6 numbers them; labels as nsys's ENUM_OPENMP_* tables.
+pub const OPENMP_PARALLEL: u32 = 60_000_001;
+pub const OPENMP_IMPLICIT_TASK: u32 = 60_000_002;
+pub const OPENMP_BARRIER: u32 = 60_000_003;
+pub const OPENMP_PARALLEL_KINDS: &[(u64, &str)] = &[(28, "Parallel")];
+pub const OPENMP_TASK_FLAGS: &[(u64, &str)] = &[(2, "Implicit task")];
+pub const OPENMP_BARRIER_KINDS: &[(u64, &str)] = &[
+    (1, "Barrier"),
+    (2, "Implicit barrier"),
+    (3, "Explicit barrier"),
+    (4, "Implementation barrier"),
+];
+
+/// The label of an OpenMP region's value, for the JSON's event names.
+pub fn openmp_label(region: OpenMpRegion) -> String {
+    let (table, value, what) = match region {
+        OpenMpRegion::Parallel { event_kind } => (OPENMP_PARALLEL_KINDS, event_kind, "parallel"),
+        OpenMpRegion::ImplicitTask => (OPENMP_TASK_FLAGS, 2, "task"),
+        OpenMpRegion::Barrier { sync_kind } => (OPENMP_BARRIER_KINDS, sync_kind, "barrier"),
+    };
+    (table.iter())
+        .find(|(v, _)| *v == u64::from(value))
+        .map_or_else(
+            || format!("OpenMP {what} {value}"),
+            |(_, l)| (*l).to_owned(),
+        )
+}
+
 /// Label of each type above.
 pub fn type_label(t: u32) -> Option<&'static str> {
     Some(match t {
@@ -26,6 +55,9 @@ pub fn type_label(t: u32) -> Option<&'static str> {
         CUDA_EVENT_STREAM => "CUDA event stream",
         CUDA_EVENT_CONTEXT => "CUDA event context",
         PTHREAD_CALL => "pthread call",
+        OPENMP_PARALLEL => "OpenMP parallel region",
+        OPENMP_IMPLICIT_TASK => "OpenMP implicit task",
+        OPENMP_BARRIER => "OpenMP barrier",
         GPU_MEMORY_ALLOCATED => "GPU memory allocated [bytes]",
         GPU_MEMORY_FREED => "GPU memory freed [bytes]",
         GPU_MEMORY_IN_USE => "GPU memory in use by the process [bytes]",
@@ -53,6 +85,21 @@ pub fn events(a: &Annotation) -> (Vec<(u32, u64)>, Vec<ValueLabels>) {
             )],
             vec![ValueLabels::Names],
         ),
+        AnnotationKind::OpenMp(region) => {
+            let (ty, value, labels) = match *region {
+                OpenMpRegion::Parallel { event_kind } => {
+                    (OPENMP_PARALLEL, event_kind, OPENMP_PARALLEL_KINDS)
+                }
+                OpenMpRegion::ImplicitTask => (OPENMP_IMPLICIT_TASK, 2, OPENMP_TASK_FLAGS),
+                OpenMpRegion::Barrier { sync_kind } => {
+                    (OPENMP_BARRIER, sync_kind, OPENMP_BARRIER_KINDS)
+                }
+            };
+            (
+                vec![(ty, u64::from(value))],
+                vec![ValueLabels::Fixed(labels)],
+            )
+        }
         AnnotationKind::GpuMemory(m) => {
             let change = match m.allocated {
                 true => GPU_MEMORY_ALLOCATED,

@@ -59,6 +59,8 @@ pub enum ValueLabels {
     NcclOp,
     /// Extrae MPI values (known calls) or name ids past [`super::mpi::UNKNOWN_MPI_BASE`].
     Mpi,
+    /// A fixed table of (value, label) (the OpenMP kinds of paraver/annotations.rs).
+    Fixed(&'static [(u64, &'static str)]),
 }
 
 /// Per-thread state bookkeeping.

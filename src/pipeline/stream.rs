@@ -16,7 +16,7 @@ use crate::nsys::links::{Call, CallTap, FedLinks, LinkJoin, Operations};
 use crate::nsys::partitioned::{OrderedRows, PartitionedRows, Spec, Survey};
 #[cfg(not(target_family = "wasm"))]
 use crate::nsys::shipped::Helpers;
-use crate::nsys::{cuda_events, gpu_memory, pthread};
+use crate::nsys::{cuda_events, gpu_memory, openmp, pthread};
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export, StringCache};
 use crate::options::{Family, Options, ReadOrder, ReadPages};
 use crate::sqlfile::Pager;
@@ -413,6 +413,9 @@ impl<'c> Reader<'c> {
             }
             if fams.contains(&Family::GpuMemory) {
                 queries.extend(gpu_memory::query(&ex.schema, src));
+            }
+            if fams.contains(&Family::OpenMp) {
+                queries.extend(openmp::query(&ex.schema, src));
             }
         }
         preparing()?;

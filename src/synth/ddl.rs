@@ -34,6 +34,7 @@ impl TableDdl {
 const MFU: Origin = Origin::RealExport("mfu_2gpu_before.sqlite");
 const JACC: Origin = Origin::RealExport("jacc_cg_trace.sqlite");
 const FUSER: Origin = Origin::RealExport("fuser_report1_a.sqlite");
+const ICON: Origin = Origin::RealExport("isc25icon_gpu.sqlite");
 const DOCS: Origin = Origin::Documentation;
 
 macro_rules! tables {
@@ -96,9 +97,57 @@ pub const EXTRA_TABLES: &[(TableDdl, &[&str])] = &[
     ),
     (
         TableDdl {
+            name: "OPENMP_EVENT_KIND_PARALLEL",
+            script: include_str!("ddl/OPENMP_EVENT_KIND_PARALLEL.sql"),
+            origin: DOCS,
+        },
+        &["ENUM_OPENMP_EVENT_KIND"],
+    ),
+    (
+        TableDdl {
+            name: "OPENMP_EVENT_KIND_TASK",
+            script: include_str!("ddl/OPENMP_EVENT_KIND_TASK.sql"),
+            origin: DOCS,
+        },
+        &["ENUM_OPENMP_TASK_FLAG"],
+    ),
+    (
+        TableDdl {
+            name: "OPENMP_EVENT_KIND_SYNC_REGION",
+            script: include_str!("ddl/OPENMP_EVENT_KIND_SYNC_REGION.sql"),
+            origin: DOCS,
+        },
+        &["ENUM_OPENMP_SYNC_REGION"],
+    ),
+    (
+        TableDdl {
+            name: "ENUM_OPENMP_EVENT_KIND",
+            script: include_str!("ddl/ENUM_OPENMP_EVENT_KIND.sql"),
+            origin: ICON,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "ENUM_OPENMP_TASK_FLAG",
+            script: include_str!("ddl/ENUM_OPENMP_TASK_FLAG.sql"),
+            origin: ICON,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "ENUM_OPENMP_SYNC_REGION",
+            script: include_str!("ddl/ENUM_OPENMP_SYNC_REGION.sql"),
+            origin: ICON,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
             name: "ENUM_CUDA_DEV_MEM_EVENT_OPER",
             script: include_str!("ddl/ENUM_CUDA_DEV_MEM_EVENT_OPER.sql"),
-            origin: DOCS,
+            origin: MFU,
         },
         &[],
     ),

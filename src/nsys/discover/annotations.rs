@@ -6,7 +6,7 @@ use super::scans::{rows, scalar};
 use super::Discovery;
 use crate::error::Result;
 use crate::nsys::ids::{pid_of, process_key};
-use crate::nsys::{cuda_events, gpu_memory, pthread, Export, Schema};
+use crate::nsys::{cuda_events, gpu_memory, openmp, pthread, Export, Schema};
 use crate::options::Family;
 
 /// Each annotating family, the family whose calls it annotates, and its SQL.
@@ -30,6 +30,7 @@ const ANNOTATING: [(Family, Family, Sql, Sql); 2] = [
 pub(super) fn present(ex: &Export, family: Family) -> Option<Result<bool>> {
     let presence = match family {
         Family::GpuMemory => gpu_memory::presence_sql,
+        Family::OpenMp => openmp::presence_sql,
         _ => ANNOTATING.iter().find(|(f, ..)| *f == family)?.2,
     };
     Some(match presence(&ex.schema) {
@@ -39,10 +40,13 @@ pub(super) fn present(ex: &Export, family: Family) -> Option<Result<bool>> {
 }
 
 /// Adds the threads and the time span of the annotating families converted without the
-/// family of their calls.
+/// family of their calls, and of OpenMP regions (which annotate nothing else).
 pub(super) fn find_threads(ex: &Export, d: &mut Discovery) -> Result<()> {
-    for (family, calls, _, threads) in ANNOTATING {
-        if !d.families.contains(&family) || d.families.contains(&calls) {
+    let openmp = (Family::OpenMp, None, openmp::threads_sql as Sql);
+    let annotating = ANNOTATING.map(|(f, calls, _, threads)| (f, Some(calls), threads));
+    for (family, calls, threads) in annotating.into_iter().chain([openmp]) {
+        let found_by_calls = calls.is_some_and(|c| d.families.contains(&c));
+        if !d.families.contains(&family) || found_by_calls {
             continue;
         }
         let Some(sql) = threads(&ex.schema) else {

@@ -1,13 +1,14 @@
--- ENUM_CUDA_DEV_MEM_EVENT_OPER: no real export available to us has this table, so the statement is
--- copied from NVIDIA's Nsight Systems User Guide, "SQLite Schema Reference", as reproduced in
--- chenbobby/cuda_lab nsys_go/events/schema.sql @8349ae4 (one-space block indent removed).
--- Rows: the two values nsys writes (as an nsys 2024.6.2 schema dump lists them, ids 0 and 1).
+-- ENUM_CUDA_DEV_MEM_EVENT_OPER: CREATE statement copied verbatim from sqlite_master.sql of a real export,
+-- ../shared/traces/mfu_2gpu_before.sqlite (GindaChen/nsys-ai tests/fixtures/mfu_2gpu_before.sqlite @387e5a5d, MIT),
+-- written by nsys 2026.2.1.210, export schema 3.25.0.
+-- Rows: both rows of that table, verbatim and in its order. Written only with
+-- CUDA_GPU_MEMORY_USAGE_EVENTS (synth/ddl.rs EXTRA_TABLES), so the other scenarios keep their bytes.
 CREATE TABLE ENUM_CUDA_DEV_MEM_EVENT_OPER (
     -- CUDA device mem event operation labels
 
-    id                          INTEGER   NOT NULL   PRIMARY KEY,      -- Enum numerical value
-    name                        TEXT,                                  -- Enum symbol name
-    label                       TEXT                                   -- Enum human name
+    id                          INTEGER   NOT NULL   PRIMARY KEY,      -- Enum numerical value.
+    name                        TEXT,                                  -- Enum symbol name.
+    label                       TEXT                                   -- Enum human name.
 );
 INSERT INTO ENUM_CUDA_DEV_MEM_EVENT_OPER VALUES(0,'CUDA_DEV_MEM_EVENT_OPR_ALLOCATION','Allocation');
 INSERT INTO ENUM_CUDA_DEV_MEM_EVENT_OPER VALUES(1,'CUDA_DEV_MEM_EVENT_OPR_DEALLOCATION','Deallocation');
