@@ -39,6 +39,7 @@ pub enum Family {
     /// Device memory allocated and freed (CUDA_GPU_MEMORY_USAGE_EVENTS).
     GpuMemory,
     /// OpenMP parallel regions, implicit tasks and barriers (OPENMP_EVENT_KIND_*).
+    #[serde(rename = "openmp")]
     OpenMp,
 }
 
@@ -143,7 +144,8 @@ impl FromStr for Family {
             "gpu-metrics" | "metrics" => Family::GpuMetrics,
             "sched" | "cpu-sched" | "scheduling" => Family::Sched,
             "graphs" | "graph" | "cuda-graphs" => Family::Graphs,
-            "openacc" | "acc" => Family::OpenAcc,
+            // "open-acc": its serialized name, as the page sends it back.
+            "openacc" | "acc" | "open-acc" => Family::OpenAcc,
             "cuda-event" | "cuda-events" => Family::CudaEvent,
             "pthread" | "pthreads" => Family::Pthread,
             "gpu-memory" | "memory-usage" | "gpu-memory-usage" => Family::GpuMemory,
