@@ -297,14 +297,14 @@ fn mpi_ranks_group_their_rows_and_folded_rows_merge() {
         ["rank 0", "rank 1", "rank 2", "rank 3"]
     );
     let mpi = view(&t, "mpi");
-    let info = t.view_info_of(mpi);
+    let info = t.view_info(mpi);
     assert!(info.legend.iter().any(|l| l.label.starts_with("MPI_")));
     // MPI_Recv is white in Paraver's palette (drawn on black); on the page's white it would look
     // like "outside MPI", so no value may take the blank's colour.
     let recv = info.legend.iter().find(|l| l.label == "MPI_Recv").unwrap();
     assert_eq!(recv.colour, "#969696");
     for v in 0..t.views.len() {
-        let info = t.view_info_of(v);
+        let info = t.view_info(v);
         assert!(
             info.legend.iter().all(|l| l.colour != "#ffffff"),
             "{}",

@@ -438,7 +438,10 @@ impl Timeline {
                 ("Anything covers".to_owned(), pct(bin.busy)),
                 (
                     "Records kept one by one".to_owned(),
-                    format!("those of {} ns or more", self.kept.shortest),
+                    format!(
+                        "those of {} or more",
+                        crate::metrics::text::fmt_ns(self.kept.shortest as f64)
+                    ),
                 ),
             ],
             exact: false,

@@ -334,11 +334,7 @@ impl Timeline {
     }
 
     /// How view `v` is described to the page: its rows, legend and what blank means.
-    pub fn view_info_of(&self, v: usize) -> ViewInfo {
-        self.view_info(v)
-    }
-
-    fn view_info(&self, v: usize) -> ViewInfo {
+    pub fn view_info(&self, v: usize) -> ViewInfo {
         let view = self.views[v];
         let mut totals: FastMap<u32, u128> = FastMap::default();
         let mut rows = Vec::new();

@@ -5,22 +5,14 @@ use std::fmt::Write as _;
 
 use super::Timeline;
 use crate::error::Result;
+use crate::metrics::text::fmt_ns;
 use crate::model::Ns;
 
 const SYMBOLS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
-/// Human time: `1.234 s`, `15.2 ms`, `840 µs`, `120 ns`.
-pub fn time_text(ns: Ns) -> String {
-    let v = ns as f64;
-    if ns >= 1_000_000_000 {
-        format!("{:.3} s", v / 1e9)
-    } else if ns >= 1_000_000 {
-        format!("{:.2} ms", v / 1e6)
-    } else if ns >= 1_000 {
-        format!("{:.1} µs", v / 1e3)
-    } else {
-        format!("{ns} ns")
-    }
+/// Human time, as the metrics' text report writes it.
+fn time_text(ns: Ns) -> String {
+    fmt_ns(ns as f64)
 }
 
 /// Width of the row names column.
@@ -29,7 +21,7 @@ const NAME_COLUMN: usize = 44;
 /// `view` over [start, end) in `width` columns: rows with anything in the view, then the legend.
 /// A letter is a value covering at least a quarter of its column, `.` less, blank nothing.
 pub fn render(t: &Timeline, view: usize, start: Ns, end: Ns, width: usize) -> Result<String> {
-    let info = t.view_info_of(view);
+    let info = t.view_info(view);
     let slots: Vec<Vec<u32>> = info.rows.iter().map(|&r| vec![r]).collect();
     let frame = t.frame(view, start, end, width, &slots)?;
     let mut out = String::new();

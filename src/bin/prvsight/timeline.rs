@@ -76,7 +76,7 @@ pub fn run(a: &TimelineArgs) -> Result<()> {
         )));
     }
     let out = if a.json {
-        let info = t.view_info_of(view);
+        let info = t.view_info(view);
         let slots: Vec<Vec<u32>> = info.rows.iter().map(|&r| vec![r]).collect();
         let frame = t.frame(view, start, end, a.width, &slots)?;
         let json = serde_json::json!({ "timeline": t.info(), "view": a.view, "frame": frame });
