@@ -64,6 +64,9 @@ async function convertWithJson(query, name) {
   assert.equal(counts.kernel, 4);
   assert.equal(counts.memcpy, 12);
   assert.equal(counts['cuda-api'], 44);
+  // The nsys2prv 0.6 families the sample holds: 2 CUDA events, 4 pthread calls.
+  assert.equal(counts['cuda-event'], 2);
+  assert.equal(counts.pthread, 4);
   // The page says what it holds: as many events as the complete events of every category.
   const total = Object.values(counts).reduce((a, b) => a + b, 0);
   assert.match(await page.textContent('#json-help'), new RegExp(`\\(${total.toLocaleString('en-US')} events`));

@@ -4,6 +4,7 @@
 //! Times are nanoseconds since the trace origin (the earliest event of all inputs, after clock
 //! alignment), so every sink sees the same, non-negative timeline.
 
+pub mod annotation;
 pub mod classify;
 pub mod names;
 pub mod nccl;
@@ -11,6 +12,7 @@ pub mod objects;
 pub mod record;
 pub mod sink;
 
+pub use annotation::{Annotation, AnnotationKind, CudaEventUse, GpuMemoryChange, OpenMpRegion};
 pub use names::{NameId, Names};
 pub use objects::{Device, Host, ObjectModel, Process, ThreadId, ThreadKind, ThreadObj};
 pub use record::*;

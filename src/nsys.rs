@@ -7,10 +7,12 @@
 //! and `cursor` on top, which calls each family's decoder.
 
 pub mod context;
+pub mod cuda_events;
 pub mod cursor;
 pub mod discover;
 pub mod export;
 pub mod gpu;
+pub mod gpu_memory;
 pub mod gpu_metrics;
 pub mod host;
 pub mod ids;
@@ -18,6 +20,8 @@ pub mod links;
 pub mod mpi_bounds;
 pub mod mpi_p2p;
 pub mod nvtx;
+pub mod openmp;
+pub mod pthread;
 pub mod query;
 pub mod sched;
 pub mod schema;

@@ -32,10 +32,19 @@ pub enum Family {
     Graphs,
     /// OpenACC runtime events (CUPTI_ACTIVITY_KIND_OPENACC_DATA/LAUNCH/OTHER).
     OpenAcc,
+    /// CUDA events recorded or waited for (CUPTI_ACTIVITY_KIND_CUDA_EVENT), on their calls.
+    CudaEvent,
+    /// pthread calls among the OS runtime's (OSRT_API).
+    Pthread,
+    /// Device memory allocated and freed (CUDA_GPU_MEMORY_USAGE_EVENTS).
+    GpuMemory,
+    /// OpenMP parallel regions, implicit tasks and barriers (OPENMP_EVENT_KIND_*).
+    #[serde(rename = "openmp")]
+    OpenMp,
 }
 
 impl Family {
-    pub const ALL: [Family; 11] = [
+    pub const ALL: [Family; 15] = [
         Family::Kernel,
         Family::Memcpy,
         Family::Memset,
@@ -47,6 +56,10 @@ impl Family {
         Family::Sched,
         Family::Graphs,
         Family::OpenAcc,
+        Family::CudaEvent,
+        Family::Pthread,
+        Family::GpuMemory,
+        Family::OpenMp,
     ];
 
     pub fn name(self) -> &'static str {
@@ -62,6 +75,10 @@ impl Family {
             Family::Sched => "sched",
             Family::Graphs => "graphs",
             Family::OpenAcc => "openacc",
+            Family::CudaEvent => "cuda-event",
+            Family::Pthread => "pthread",
+            Family::GpuMemory => "gpu-memory",
+            Family::OpenMp => "openmp",
         }
     }
 
@@ -74,7 +91,14 @@ impl Family {
                 "MPI_START_WAIT_EVENTS",
                 "MPI_OTHER_EVENTS",
             ],
-            Family::Osrt => &["OSRT_API"],
+            Family::Osrt | Family::Pthread => &["OSRT_API"],
+            Family::CudaEvent => &["CUPTI_ACTIVITY_KIND_CUDA_EVENT"],
+            Family::GpuMemory => &["CUDA_GPU_MEMORY_USAGE_EVENTS"],
+            Family::OpenMp => &[
+                "OPENMP_EVENT_KIND_PARALLEL",
+                "OPENMP_EVENT_KIND_TASK",
+                "OPENMP_EVENT_KIND_SYNC_REGION",
+            ],
             Family::GpuMetrics => &["GPU_METRICS"],
             Family::Sched => &["SCHED_EVENTS"],
             Family::Graphs => &["CUPTI_ACTIVITY_KIND_GRAPH_TRACE"],
@@ -120,7 +144,12 @@ impl FromStr for Family {
             "gpu-metrics" | "metrics" => Family::GpuMetrics,
             "sched" | "cpu-sched" | "scheduling" => Family::Sched,
             "graphs" | "graph" | "cuda-graphs" => Family::Graphs,
-            "openacc" | "acc" => Family::OpenAcc,
+            // "open-acc": its serialized name, as the page sends it back.
+            "openacc" | "acc" | "open-acc" => Family::OpenAcc,
+            "cuda-event" | "cuda-events" => Family::CudaEvent,
+            "pthread" | "pthreads" => Family::Pthread,
+            "gpu-memory" | "memory-usage" | "gpu-memory-usage" => Family::GpuMemory,
+            "openmp" | "omp" | "ompt" => Family::OpenMp,
             _ => {
                 let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
                 return Err(format!(

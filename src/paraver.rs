@@ -1,6 +1,7 @@
 //! The Paraver sink: writes the .prv body as records stream in (sorted by time, see [`prv`]), then
 //! the .pcf labels and the .row names once everything is known.
 
+pub mod annotations;
 #[cfg(not(target_family = "wasm"))]
 pub mod background;
 pub mod cfg;

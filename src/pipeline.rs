@@ -248,7 +248,7 @@ impl Delivery<'_, '_, '_> {
 }
 
 /// The families' names as a conversion's summary counts records ([`record_family`]).
-pub(crate) const FAMILY_NAMES: [&str; 16] = [
+pub(crate) const FAMILY_NAMES: [&str; 20] = [
     "kernel",
     "memcpy",
     "memset",
@@ -265,6 +265,10 @@ pub(crate) const FAMILY_NAMES: [&str; 16] = [
     "sched",
     "link-launch",
     "link-memory",
+    "cuda-event",
+    "pthread",
+    "gpu-memory",
+    "openmp",
 ];
 
 /// The family of a record: its name's index in [`FAMILY_NAMES`] (a number, so that the reader
@@ -292,6 +296,12 @@ pub(crate) fn record_family(r: &crate::model::Record) -> usize {
         Record::Message(_) => 11,
         Record::Metric(_) => 12,
         Record::Sched(_) => 13,
+        Record::Annotation(a) => match a.kind {
+            crate::model::AnnotationKind::CudaEvent(_) => 16,
+            crate::model::AnnotationKind::Pthread => 17,
+            crate::model::AnnotationKind::GpuMemory(_) => 18,
+            crate::model::AnnotationKind::OpenMp(_) => 19,
+        },
         Record::Link(l) => match l.kind {
             LinkKind::Launch => 14,
             LinkKind::Memory => 15,

@@ -123,17 +123,21 @@ fn check_bundle(paths: &[PathBuf]) -> (Vec<String>, Vec<String>) {
 #[test]
 fn every_cfg_of_the_sample_bundle_applies_to_its_trace() {
     let (shipped, left_out) = check_bundle(&[sample()]);
-    // 4 kernels, memcpys and API calls: no NCCL, no NVTX.
+    // 4 kernels, memcpys and API calls, CUDA events and pthread calls: no NCCL, no NVTX, no
+    // GPU memory usage, no OpenMP.
     assert_eq!(
         left_out,
         [
             "comm_compute_overlap.cfg",
+            "families/gpu_memory.cfg",
+            "families/openmp_barriers.cfg",
+            "model/nccl_bandwidth.cfg",
             "nccl_kernels.cfg",
             "nvtx_pushpop.cfg",
             "nvtx_startend.cfg"
         ]
     );
-    assert_eq!(shipped.len(), 15, "{shipped:?}");
+    assert_eq!(shipped.len(), 18, "{shipped:?}");
 }
 
 /// The NVTX push/pop views each real export's bundle ships, by input (a folder for ranks).
@@ -318,7 +322,9 @@ fn the_cli_check_accepts_every_cfg_of_the_cli_bundle() {
             cfgs.push(path);
         }
     }
-    assert_eq!(cfgs.len(), 15);
+    // The sample's views (tests/bundle.rs): those of its kernels, copies, API calls, CUDA
+    // events, pthread calls and the device state.
+    assert_eq!(cfgs.len(), 18);
     let mut check = std::process::Command::new(exe);
     check.arg("check").arg(dir.join("s/s.prv.gz"));
     for c in &cfgs {
@@ -327,6 +333,6 @@ fn the_cli_check_accepts_every_cfg_of_the_cli_bundle() {
     let out = check.output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
-    assert_eq!(text.matches(": applies").count(), 15, "{text}");
+    assert_eq!(text.matches(": applies").count(), 18, "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -218,6 +218,10 @@ fn every_real_export_gives_json_with_the_sql_row_counts() {
             // MPI calls: one per wait call, not per request, as convert_real.rs ties to SQL.
             ("mpi", n("mpi")),
             ("openacc", n("openacc")),
+            // The families of nsys2prv 0.6 the real exports hold (tests/annotations.rs ties
+            // their counts to SQL).
+            ("cuda-event", n("cuda-event")),
+            ("pthread", n("pthread")),
         ]
         .into_iter()
         .filter(|&(_, v)| v > 0)
@@ -590,9 +594,10 @@ fn the_writer_holds_the_same_for_a_run_forty_times_longer() {
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
     let (held, records) = most_held(&small);
     let (held_big, records_big) = most_held(&big);
-    assert_eq!((records, records_big), (2192, 40 * 2192));
-    // Open events, arrows in flight and NCCL payloads: as many at the peak, not 40 times more.
-    assert_eq!((held, held_big), (17, 17));
+    assert_eq!((records, records_big), (2198, 40 * 2198));
+    // Open events, arrows in flight and NCCL payloads: as many at the peak, not 40 times more
+    // (a CUDA event or pthread call open inside the call it annotates counts as one more).
+    assert_eq!((held, held_big), (18, 18));
 }
 
 fn scratch(name: &str) -> PathBuf {

@@ -320,8 +320,11 @@ fn every_table_dropped_in_turn() {
         let gone: &[&str] = match t.as_str() {
             "CUPTI_ACTIVITY_KIND_KERNEL" => &["kernel", "link-launch"],
             "CUPTI_ACTIVITY_KIND_MEMCPY" => &["memcpy", "link-memory"],
-            "CUPTI_ACTIVITY_KIND_RUNTIME" => &["cuda-api", "link-launch", "link-memory"],
-            "OSRT_API" => &["osrt"],
+            "CUPTI_ACTIVITY_KIND_RUNTIME" => {
+                &["cuda-api", "link-launch", "link-memory", "cuda-event"]
+            }
+            "CUPTI_ACTIVITY_KIND_CUDA_EVENT" => &["cuda-event"],
+            "OSRT_API" => &["osrt", "pthread"],
             "SCHED_EVENTS" => &["sched"],
             _ => &[],
         };

@@ -192,7 +192,11 @@ fn tables_have_the_real_exports_ddl() {
                     [
                         "GPU_METRICS",
                         "TARGET_INFO_GPU_METRICS",
-                        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"
+                        "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
+                        "CUDA_GPU_MEMORY_USAGE_EVENTS",
+                        "OPENMP_EVENT_KIND_PARALLEL",
+                        "OPENMP_EVENT_KIND_TASK",
+                        "OPENMP_EVENT_KIND_SYNC_REGION"
                     ]
                     .contains(&t.as_str()),
                     "{t} claims a documentation source"

@@ -243,6 +243,8 @@ mod inflate {
             let has = |col: &str| cols.iter().any(|(c, _)| c == col);
             let timed = has("start")
                 || (name == "GPU_METRICS" && has("timestamp"))
+                // CUDA events: copied with the calls that made them (by correlation id).
+                || (name == "CUPTI_ACTIVITY_KIND_CUDA_EVENT" && has("timestamp"))
                 // Call stacks of the samples: keyed by the sample id, so they follow the samples.
                 || (name == "SAMPLING_CALLCHAINS" && has_samples);
             if !timed && !IDENTITY_TABLES.contains(&name.as_str()) {

@@ -375,6 +375,56 @@ impl<'w> ChromeWriter<'w> {
         a.close();
     }
 
+    /// A CUDA event or pthread call: a complete event over its call, `cat` its family. A GPU
+    /// memory change: a counter of the memory in use.
+    fn annotation(&mut self, a: &Annotation, names: &Names) {
+        if let AnnotationKind::GpuMemory(m) = &a.kind {
+            return self.memory_counter(a.thread, a.start, m);
+        }
+        let span = (a.start, a.end);
+        let region = match &a.kind {
+            AnnotationKind::OpenMp(r) => crate::paraver::annotations::openmp_label(*r),
+            _ => String::new(),
+        };
+        let label = match a.call {
+            Some(id) => Label::Id(id),
+            None if !region.is_empty() => Label::Plain(&region),
+            None => Label::Plain("<unnamed call>"),
+        };
+        let label = (label, names);
+        if self
+            .complete(a.thread, false, a.family_name(), label, span)
+            .is_none()
+        {
+            return;
+        }
+        let mut args = Args::open(&mut self.out.buf);
+        if let AnnotationKind::CudaEvent(e) = &a.kind {
+            args.u64("event_id", e.event_id);
+            args.u64("device", u64::from(e.device));
+            args.u64("stream", e.stream);
+            args.u64("context", e.context);
+        }
+        args.close();
+    }
+
+    /// `GPUn memory in use` of the stream's process, after a change.
+    fn memory_counter(&mut self, thread: ThreadId, time: Ns, m: &GpuMemoryChange) {
+        let Some(ts) = self.point(time) else {
+            return;
+        };
+        let i = thread.0 as usize;
+        let tid = self.threads[i].main.first().unwrap_or(0);
+        let name = format!("GPU{} memory in use", m.device);
+        let pid = self.pid_of[i];
+        self.out
+            .head("C", "gpu-memory", Name::Plain(&name), pid, tid, ts);
+        self.out.write_raw(b",\"args\":{\"bytes\":");
+        push_u64(&mut self.out.buf, m.in_use);
+        self.out.write_raw(b"}}");
+        self.stats.counters += 1;
+    }
+
     /// An arrow from the call of `from` that began at `send` to what `to` begins at `target`:
     /// written now where its target is written already, else once it is (flows.rs). Left out
     /// where the call was not written, or where the window does not hold both ends.
@@ -507,6 +557,7 @@ impl Sink for ChromeWriter<'_> {
             Record::Mark(m) => self.mark(m, names),
             Record::Metric(m) => self.metric(m, names),
             Record::Sched(r) => self.sched(r, names),
+            Record::Annotation(a) => self.annotation(a, names),
             Record::Link(l) => {
                 let kind = match l.kind {
                     LinkKind::Launch => FlowKind::Launch,

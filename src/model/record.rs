@@ -361,6 +361,8 @@ pub enum Record {
     Nvtx(NvtxRange),
     Mark(NvtxMark),
     Link(Link),
+    /// Events on a thread that leave its state alone (model/annotation.rs).
+    Annotation(super::Annotation),
 }
 
 impl Record {
@@ -375,6 +377,7 @@ impl Record {
             Record::Message(m) => m.send,
             Record::Metric(m) => m.time,
             Record::Sched(r) => r.start,
+            Record::Annotation(a) => a.start,
         }
     }
 
@@ -389,6 +392,7 @@ impl Record {
             Record::Message(_) => 5,
             Record::Metric(_) => 6,
             Record::Sched(_) => 7,
+            Record::Annotation(_) => 8,
         }
     }
 }

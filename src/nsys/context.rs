@@ -45,6 +45,8 @@ pub struct SourceCx<'c> {
     pub recv_lookup: Option<Statement<'c>>,
     /// Message → number of occurrences, reported once at the end.
     pub warnings: BTreeMap<String, u64>,
+    /// Device memory in use per (globalPid key, CUDA device), as GPU memory usage rows come.
+    pub gpu_memory_in_use: FastMap<(i64, u32), u64>,
 }
 
 impl SourceCx<'_> {
@@ -72,6 +74,7 @@ impl SourceCx<'_> {
             metric_names: FastMap::default(),
             recv_lookup: None,
             warnings: BTreeMap::new(),
+            gpu_memory_in_use: FastMap::default(),
         }
     }
 

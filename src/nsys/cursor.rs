@@ -242,6 +242,10 @@ fn decode<R: Fields + ?Sized>(
         CursorKind::MpiSend => super::mpi_p2p::decode(row, source, cxs),
         CursorKind::GpuMetrics => super::gpu_metrics::decode(row, cx, names),
         CursorKind::Sched => super::sched::decode(row, cx),
+        CursorKind::CudaEvent => super::cuda_events::decode(row, cx),
+        CursorKind::Pthread => super::pthread::decode(row, cx),
+        CursorKind::GpuMemory => super::gpu_memory::decode(row, cx),
+        CursorKind::OpenMp => super::openmp::decode(row, cx),
     }
 }
 

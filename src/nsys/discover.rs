@@ -14,6 +14,7 @@ use crate::engine::sort_keys::{KeyScan, KeySpec, Keys};
 use crate::error::{Error, Result};
 use crate::options::{Family, Options, ReadPages};
 
+mod annotations;
 mod ranks;
 mod scans;
 mod tables;
@@ -105,6 +106,12 @@ pub fn present_families(ex: &Export, opts: &Options) -> Result<BTreeSet<Family>>
     let mut families = BTreeSet::new();
     for f in Family::ALL {
         if !opts.wants(f) {
+            continue;
+        }
+        if let Some(found) = annotations::present(ex, f) {
+            if found? {
+                families.insert(f);
+            }
             continue;
         }
         for t in f.tables().iter().filter(|t| s.has_table(t)) {

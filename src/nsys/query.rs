@@ -14,6 +14,10 @@ pub enum CursorKind {
     MpiSend,
     GpuMetrics,
     Sched,
+    CudaEvent,
+    Pthread,
+    GpuMemory,
+    OpenMp,
 }
 
 /// A prepared, time-ordered query of one family in one export.

@@ -191,6 +191,6 @@ pub fn type_label(t: u32) -> Option<&'static str> {
         NCCL_COMMUNICATOR => "NCCL communicator ID",
         NCCL_RANKS => "NCCL No. of ranks",
         NCCL_RANK => "NCCL Rank + 1",
-        t => return super::mpi::type_label(t),
+        t => return super::mpi::type_label(t).or_else(|| super::annotations::type_label(t)),
     })
 }

@@ -99,6 +99,9 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
                         clean_label(names.get(NameId((v - super::mpi::UNKNOWN_MPI_BASE) as u32)))
                     }
                 },
+                ValueLabels::Fixed(table) => (table.iter())
+                    .find(|(value, _)| value == v)
+                    .map_or_else(|| format!("{v}"), |(_, l)| (*l).to_owned()),
                 ValueLabels::Numeric => unreachable!(),
             };
             let _ = writeln!(out, "{v}      {label}");

@@ -574,6 +574,17 @@ impl Sink for ParaverWriter<'_> {
                 &[ValueLabels::Cpu],
                 true,
             ),
+            Record::Annotation(a) => {
+                let (pairs, labels) = super::annotations::events(a);
+                if a.is_instant() {
+                    for (&(ty, value), &l) in pairs.iter().zip(&labels) {
+                        self.point_event(a.thread, a.start, ty, l, value)?;
+                    }
+                    return Ok(());
+                }
+                // Not stacked: its type is its own, and the call it annotates keeps its lines.
+                self.interval(a.thread, a.start, a.end, &pairs, &labels, false)
+            }
             Record::Metric(m) => {
                 let ty = metric_type(m.metric_id);
                 self.metric_labels.insert(ty, m.name);

@@ -282,7 +282,7 @@ impl<'c> Reader<'c> {
 
     /// The next record in time order; `names` gets the names it refers to.
     pub(crate) fn next(&mut self, names: &mut Names) -> Result<Option<Record>> {
-        Ok(self.next_cursor(names)?.map(|i| self.take_head(i)))
+        Ok(self.next_cursor(names)?.map(|i| self.take_head(i, names)))
     }
 
     /// Moves the next record in time order onto the end of `batch`; false when none is left.
@@ -292,7 +292,7 @@ impl<'c> Reader<'c> {
         let Some(i) = self.next_cursor(names)? else {
             return Ok(false);
         };
-        batch.push(self.take_head(i));
+        batch.push(self.take_head(i, names));
         Ok(true)
     }
 
@@ -320,8 +320,11 @@ impl<'c> Reader<'c> {
 
     /// Hands out cursor `i`'s head (counted), the cursor to move on at the next call.
     #[inline]
-    fn take_head(&mut self, i: usize) -> Record {
-        let rec = self.cursors.take_head(i).expect("heap entries have a head");
+    fn take_head(&mut self, i: usize, names: &mut Names) -> Record {
+        let mut rec = self.cursors.take_head(i).expect("heap entries have a head");
+        if let Record::Annotation(a) = &mut rec {
+            a.resolve(names);
+        }
         self.tally[record_family(&rec)] += 1;
         self.records += 1;
         self.to_advance = Some(i);

@@ -588,6 +588,24 @@ impl ExportBuilder {
         });
     }
 
+    /// A row of `table`, one of the tables only some scenarios write ([`ExtraRows`]), with
+    /// `columns` (the same for every row of the table).
+    pub fn extra_row(
+        &mut self,
+        table: &'static str,
+        columns: &'static [&'static str],
+        row: Vec<rusqlite::types::Value>,
+    ) {
+        match self.rows.extra.iter_mut().find(|e| e.table == table) {
+            Some(e) => e.rows.push(row),
+            None => self.rows.extra.push(ExtraRows {
+                table,
+                columns,
+                rows: vec![row],
+            }),
+        }
+    }
+
     /// The SQLite file, byte for byte deterministic for the same calls.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         super::write::to_bytes(self)

@@ -34,6 +34,7 @@ impl TableDdl {
 const MFU: Origin = Origin::RealExport("mfu_2gpu_before.sqlite");
 const JACC: Origin = Origin::RealExport("jacc_cg_trace.sqlite");
 const FUSER: Origin = Origin::RealExport("fuser_report1_a.sqlite");
+const ICON: Origin = Origin::RealExport("isc25icon_gpu.sqlite");
 const DOCS: Origin = Origin::Documentation;
 
 macro_rules! tables {
@@ -82,8 +83,85 @@ tables![
     ("ENUM_OPENACC_EVENT_KIND", FUSER),
 ];
 
+/// The tables only some scenarios write (the families added for nsys2prv 0.6 parity), and the
+/// ENUM tables that go with each (written only with it, so that the other scenarios' exports
+/// stay as they were).
+pub const EXTRA_TABLES: &[(TableDdl, &[&str])] = &[
+    (
+        TableDdl {
+            name: "CUDA_GPU_MEMORY_USAGE_EVENTS",
+            script: include_str!("ddl/CUDA_GPU_MEMORY_USAGE_EVENTS.sql"),
+            origin: DOCS,
+        },
+        &["ENUM_CUDA_DEV_MEM_EVENT_OPER"],
+    ),
+    (
+        TableDdl {
+            name: "OPENMP_EVENT_KIND_PARALLEL",
+            script: include_str!("ddl/OPENMP_EVENT_KIND_PARALLEL.sql"),
+            origin: DOCS,
+        },
+        &["ENUM_OPENMP_EVENT_KIND"],
+    ),
+    (
+        TableDdl {
+            name: "OPENMP_EVENT_KIND_TASK",
+            script: include_str!("ddl/OPENMP_EVENT_KIND_TASK.sql"),
+            origin: DOCS,
+        },
+        &["ENUM_OPENMP_TASK_FLAG"],
+    ),
+    (
+        TableDdl {
+            name: "OPENMP_EVENT_KIND_SYNC_REGION",
+            script: include_str!("ddl/OPENMP_EVENT_KIND_SYNC_REGION.sql"),
+            origin: DOCS,
+        },
+        &["ENUM_OPENMP_SYNC_REGION"],
+    ),
+    (
+        TableDdl {
+            name: "ENUM_OPENMP_EVENT_KIND",
+            script: include_str!("ddl/ENUM_OPENMP_EVENT_KIND.sql"),
+            origin: ICON,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "ENUM_OPENMP_TASK_FLAG",
+            script: include_str!("ddl/ENUM_OPENMP_TASK_FLAG.sql"),
+            origin: ICON,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "ENUM_OPENMP_SYNC_REGION",
+            script: include_str!("ddl/ENUM_OPENMP_SYNC_REGION.sql"),
+            origin: ICON,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "ENUM_CUDA_DEV_MEM_EVENT_OPER",
+            script: include_str!("ddl/ENUM_CUDA_DEV_MEM_EVENT_OPER.sql"),
+            origin: MFU,
+        },
+        &[],
+    ),
+];
+
+/// The ENUM tables written with extra table `name`.
+pub fn enums_of(name: &str) -> impl Iterator<Item = &'static str> + '_ {
+    (EXTRA_TABLES.iter())
+        .filter(move |(t, _)| t.name == name)
+        .flat_map(|(_, enums)| enums.iter().copied())
+}
+
 pub fn table(name: &str) -> Option<&'static TableDdl> {
-    TABLES.iter().find(|t| t.name == name)
+    (TABLES.iter().chain(EXTRA_TABLES.iter().map(|(t, _)| t))).find(|t| t.name == name)
 }
 
 #[cfg(test)]
@@ -92,7 +170,7 @@ mod tests {
 
     #[test]
     fn every_file_has_a_header_and_one_create_statement() {
-        for t in TABLES {
+        for t in TABLES.iter().chain(EXTRA_TABLES.iter().map(|(t, _)| t)) {
             assert!(
                 t.script.starts_with(&format!("-- {}:", t.name)),
                 "{}",

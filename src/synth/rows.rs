@@ -234,4 +234,15 @@ pub struct Rows {
     pub payload_schemas: Vec<PayloadSchema>,
     /// META_DATA_CAPTURE (name, value), in insertion order.
     pub capture: Vec<(String, String)>,
+    /// Rows of the tables only some scenarios write ([`ExtraRows`]), by table, in order.
+    pub extra: Vec<ExtraRows>,
+}
+
+/// Rows of a table the common rows above do not model (the families added for nsys2prv 0.6
+/// parity): named columns, values as given; the table and its ENUM tables are created for them.
+#[derive(Clone, Debug)]
+pub struct ExtraRows {
+    pub table: &'static str,
+    pub columns: &'static [&'static str],
+    pub rows: Vec<Vec<rusqlite::types::Value>>,
 }

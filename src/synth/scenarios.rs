@@ -3,8 +3,10 @@
 //! every seed), host calls are issued ahead of it with seeded jitter (see [`sched`]).
 
 mod ddp4;
+pub mod gpu_memory;
 mod gpu_metrics;
 mod graphs;
+pub mod openmp;
 mod pipeline4;
 pub(crate) mod sched;
 mod zero3;
@@ -45,6 +47,14 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "gpu_metrics",
         "one process on 2 GPUs with GPU_METRICS samples at 10 kHz",
     ),
+    (
+        "gpu_memory",
+        "device memory allocated and freed around 10 GEMMs (CUDA_GPU_MEMORY_USAGE_EVENTS)",
+    ),
+    (
+        "openmp",
+        "4 OpenMP threads in 3 parallel regions with imbalanced implicit barriers (OMPT)",
+    ),
 ];
 
 /// Builds scenario `name`; `seed` only moves host-side timings.
@@ -56,6 +66,8 @@ pub fn build(name: &str, seed: u64) -> Result<Scenario> {
         "graphs" => graphs::build(seed, graphs::Mode::Graph),
         "graph_nodes" => graphs::build(seed, graphs::Mode::Node),
         "gpu_metrics" => gpu_metrics::build(seed),
+        "gpu_memory" => gpu_memory::build(seed),
+        "openmp" => openmp::build(seed),
         _ => Err(Error::Usage(format!(
             "unknown scenario '{name}' (known: {})",
             SCENARIOS.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")

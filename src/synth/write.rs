@@ -147,6 +147,11 @@ pub fn to_bytes(b: &ExportBuilder) -> Result<Vec<u8>> {
         ("GPU_METRICS", !r.metrics.is_empty()),
     ];
     tables.extend(lazy.iter().filter(|(_, has)| *has).map(|(t, _)| *t));
+    // The tables only some scenarios write, with the ENUM tables they refer to.
+    for e in &r.extra {
+        tables.push(e.table);
+        tables.extend(ddl::enums_of(e.table));
+    }
     // nsys writes every ENUM table, with its rows, whatever the capture holds.
     tables.extend(ddl::TABLES.iter().filter(|t| t.is_enum()).map(|t| t.name));
     {
@@ -165,8 +170,12 @@ pub fn to_bytes(b: &ExportBuilder) -> Result<Vec<u8>> {
     Ok(data.to_vec())
 }
 
+/// Every table of the export. Long: one insert per table, its columns and rows spelled out.
 fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
     let r = &b.rows;
+    for e in &r.extra {
+        insert(c, b, e.table, e.columns, e.rows.iter().cloned())?;
+    }
     let s = &b.session;
     insert(
         c,

@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::nsys::context::SourceCx;
 use crate::nsys::links::{Call, CallTap, FedLinks, LinkJoin, Operations};
 use crate::nsys::query::{CursorKind, Partitioned, Query};
+use crate::nsys::{cuda_events, gpu_memory, openmp, pthread};
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export};
 use crate::options::Family;
 
@@ -89,6 +90,18 @@ pub fn family_queries(
     }
     if fams.contains(&Family::Sched) {
         queries.push(sched::query(src));
+    }
+    if fams.contains(&Family::CudaEvent) {
+        queries.extend(cuda_events::query(&ex.schema, src));
+    }
+    if fams.contains(&Family::Pthread) {
+        queries.extend(pthread::query(&ex.schema, src));
+    }
+    if fams.contains(&Family::GpuMemory) {
+        queries.extend(gpu_memory::query(&ex.schema, src));
+    }
+    if fams.contains(&Family::OpenMp) {
+        queries.extend(openmp::query(&ex.schema, src));
     }
     queries
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use super::annotations;
 use super::scans::{Batch, Grouper, Span};
 use super::{
     categories_query, domains_query, find_nvtx_mpi, name_domains, nvtx_thread_names_query, ranks,
@@ -250,6 +251,8 @@ impl TableScans {
                 d.widen(lo, hi);
             }
         }
+        annotations::find_threads(ex, d)?;
+        annotations::find_memory_streams(ex, d)?;
         for &gt in d.host_threads.keys() {
             d.processes
                 .entry(process_key(gt))

@@ -26,6 +26,8 @@ pub enum ValueLabels {
     NcclOp,
     /// Extrae MPI values (known calls) or name ids past [`crate::paraver::mpi::UNKNOWN_MPI_BASE`].
     Mpi,
+    /// A fixed table of (value, label) (the OpenMP kinds of paraver/annotations.rs).
+    Fixed(&'static [(u64, &'static str)]),
 }
 
 /// An event type the trace uses: how its values are labelled (as its first event said), the
