@@ -59,6 +59,12 @@ async function settled(page) {
   return page.$eval(TL, (el) => ({ range: el.dataset.range.split('-').map(Number), rows: Number(el.dataset.rows) }));
 }
 
+/** `settled`, after waiting (a while at most) for the timeline to draw `rows` rows. */
+async function settledWithRows(page, rows) {
+  await page.waitForFunction(([sel, n]) => document.querySelector(sel).dataset.rows === String(n), [TL, rows], { timeout: 10000 }).catch(() => {});
+  return settled(page);
+}
+
 async function convertFiles(page, files) {
   if (files) await page.setInputFiles('#file', files);
   else await page.click('#sample');
@@ -312,10 +318,12 @@ describe('the timeline', () => {
     const members = await page.evaluate((key) => globalThis.prvsight.timeline.lines.find((l) => l.key === key).rows.length,
       await page.evaluate(() => globalThis.prvsight.timeline.lines.find((l) => l.group && l.label.startsWith('rank 0')).key));
     await page.mouse.click(g.left + 20, group.y);
-    const folded = await settled(page);
+    const folded = await settledWithRows(page, states.rows - members + 1);
     assert.equal(folded.rows, states.rows - members + 1);
-    await page.mouse.click(g.left + 20, group.y);
-    assert.equal((await settled(page)).rows, states.rows);
+    // The page is shorter once folded and may have scrolled: find the line again.
+    const again = (await geometry(page)).lines.find((l) => l.group && l.label.startsWith('rank 0'));
+    await page.mouse.click(g.left + 20, again.y);
+    assert.equal((await settledWithRows(page, states.rows)).rows, states.rows);
     await page.selectOption('#tl-view', 'mpi');
     await settled(page);
     // A bar of the iteration durations chart zooms the timeline onto that iteration.
