@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The browser side's tests (scripts/test.sh calls this):
 #   1. native CLI references (target/web-ref/) that the wasm outputs must equal byte for byte;
-#   2. wasm-bindgen tests in Node (tests/wasm_api.rs) and in headless Chromium, in a dedicated
+#   2. wasm-bindgen tests in Node (tests/wasm_api/) and in headless Chromium, in a dedicated
 #      worker (tests/wasm_worker.rs: the Blob VFS);
 #   3. the site build (scripts/build-web.sh) and the end-to-end tests in headless Chromium
 #      (e2e/*.test.mjs, node --test), screenshots in e2e/artifacts/.
