@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use rusqlite::Connection;
 
 use super::block::{RowBlock, RowView};
-use super::partitioned::{Key, NextRow, OrderedRows, PartitionedRows, RowAt, Spec, Survey};
+use super::partitioned::{Key, NextRow, PartitionedRows, RowAt, Spec, Survey};
 use super::{open_read_only, Input};
 use crate::error::{Error, Result};
 use crate::sqlfile::Pager;
@@ -397,12 +397,14 @@ impl HelperRows {
     }
 }
 
-impl OrderedRows for HelperRows {
-    fn keys(&self) -> &[Key] {
+impl HelperRows {
+    /// The resources' keys, by partition index.
+    pub fn keys(&self) -> &[Key] {
         &self.keys
     }
 
-    fn next_row(&mut self, file: &str) -> Result<Option<NextRow>> {
+    /// The next row in the SQL path's order, with its lookahead.
+    pub fn next_row(&mut self, file: &str) -> Result<Option<NextRow>> {
         loop {
             if let Some(m) = self.batch.meta.get(self.next) {
                 let index = self.next;
@@ -430,7 +432,8 @@ impl OrderedRows for HelperRows {
         }
     }
 
-    fn row(&self, at: RowAt) -> RowView<'_> {
+    /// The values of the row handed out last.
+    pub fn row(&self, at: RowAt) -> RowView<'_> {
         self.batch.rows.row(at.helper_index(), &self.columns)
     }
 }

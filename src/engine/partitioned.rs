@@ -28,9 +28,7 @@
 
 use std::sync::Arc;
 
-use super::block::RowView;
 use super::select::{Expr, Select};
-use crate::error::Result;
 
 pub mod parallel;
 mod reader;
@@ -196,15 +194,4 @@ impl RowAt {
         debug_assert!(matches!(self.block, Block::Helper), "a helper's row");
         self.index
     }
-}
-
-/// Rows in a partitioned reader's order: [`PartitionedRows`] itself, or (native builds) the same
-/// rows read on a helper thread (helper_threads.rs).
-pub trait OrderedRows {
-    /// The resources' keys, by partition index.
-    fn keys(&self) -> &[Key];
-    /// The next row in the SQL path's order, with its lookahead.
-    fn next_row(&mut self, file: &str) -> Result<Option<NextRow>>;
-    /// The values of the row handed out last.
-    fn row(&self, at: RowAt) -> RowView<'_>;
 }

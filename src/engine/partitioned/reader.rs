@@ -11,7 +11,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
 use super::GROUPED_FETCHES;
-use super::{Aux, Block, Key, Member, NextRow, OrderedRows, RowAt, Run, Spec, Survey};
+use super::{Aux, Block, Key, Member, NextRow, RowAt, Run, Spec, Survey};
 use crate::engine::block::{RowBlock, RowView};
 use crate::engine::page_reader::{same_number, PageQuery, PageRow};
 use crate::engine::select::{Expr, Select};
@@ -106,18 +106,6 @@ impl OpenRun {
         self.next_lo = rid.saturating_add(1);
         self.meta.push(Meta { order, rid, aux });
         Ok(())
-    }
-}
-
-impl OrderedRows for PartitionedRows<'_> {
-    fn keys(&self) -> &[Key] {
-        PartitionedRows::keys(self)
-    }
-    fn next_row(&mut self, file: &str) -> Result<Option<NextRow>> {
-        PartitionedRows::next_row(self, file)
-    }
-    fn row(&self, at: RowAt) -> RowView<'_> {
-        PartitionedRows::row(self, at)
     }
 }
 
