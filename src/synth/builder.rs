@@ -447,6 +447,11 @@ impl ExportBuilder {
         });
     }
 
+    /// A push/pop range of inline text `text` in the default domain, without payload.
+    pub fn nvtx_range(&mut self, t: Thread, start: i64, end: i64, text: &str) -> Result<()> {
+        self.nvtx_push_pop(t, start, end, NvtxText::Inline(text), 0, None)
+    }
+
     /// eventType 59: a push/pop range on one thread; `json` is the extended payload as
     /// `nsys export --include-json=true` writes it to `jsonText`.
     pub fn nvtx_push_pop(

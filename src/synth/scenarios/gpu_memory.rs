@@ -102,7 +102,7 @@ pub fn build(seed: u64) -> Result<Scenario> {
     for i in 0..KERNELS {
         let k = gemm("tn", "128x256x64", "2x1x1", KERNEL_NS);
         let at = lane.place(g0 + i * KERNEL_NS, KERNEL_NS);
-        h.launch(&mut b, k.api, s, at, KERNEL_NS, &k.k, k.grid, k.block)?;
+        h.launch(&mut b, s, at, KERNEL_NS, &k)?;
     }
     h.blocking_call(&mut b, "cudaDeviceSynchronize_v3020", lane.free + 2_000)?;
     for f in FREED {

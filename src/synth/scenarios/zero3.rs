@@ -9,7 +9,7 @@ use super::{
     builder, collective, gemm, nccl_launch, op, Op, Scenario, H100, HOST_LEAD, T_INIT, T_WORK,
 };
 use crate::error::Result;
-use crate::synth::builder::{NvtxText, StreamKind};
+use crate::synth::builder::StreamKind;
 use crate::synth::names::{self, NcclAbi};
 use crate::synth::nccl::{self, Call};
 use crate::synth::spec::{counts, ScenarioSpec};
@@ -189,20 +189,13 @@ pub fn build(seed: u64) -> Result<Scenario> {
                 }
                 h.call(&mut b, "cudaStreamWaitEvent_v3020", 2_000, 4_000);
                 for (o, &s) in fwd.iter().zip(&p.forward[l]) {
-                    h.launch(&mut b, o.api, compute, s, o.dur, &o.k, o.grid, o.block)?;
+                    h.launch(&mut b, compute, s, o.dur, o)?;
                 }
             }
             let l = loss();
-            h.launch(&mut b, l.api, compute, p.loss, l.dur, &l.k, l.grid, l.block)?;
+            h.launch(&mut b, compute, p.loss, l.dur, &l)?;
             let fwd_end = h.pause(1_000, 2_000);
-            b.nvtx_push_pop(
-                h.thread,
-                fwd_start,
-                fwd_end,
-                NvtxText::Inline("forward"),
-                0,
-                None,
-            )?;
+            b.nvtx_range(h.thread, fwd_start, fwd_end, "forward")?;
 
             let bwd_start = h.pause(1_000, 2_000);
             nccl_launch(
@@ -217,7 +210,7 @@ pub fn build(seed: u64) -> Result<Scenario> {
             for l in (0..LAYERS).rev() {
                 h.call(&mut b, "cudaStreamWaitEvent_v3020", 2_000, 4_000);
                 for (o, &s) in bwd.iter().zip(&p.backward[l]) {
-                    h.launch(&mut b, o.api, compute, s, o.dur, &o.k, o.grid, o.block)?;
+                    h.launch(&mut b, compute, s, o.dur, o)?;
                 }
                 if l > 0 {
                     nccl_launch(&mut b, h, comm, p.bwd_gather[l - 1], &ag, agn, gather())?;
@@ -227,27 +220,13 @@ pub fn build(seed: u64) -> Result<Scenario> {
                 nccl_launch(&mut b, h, comm, p.reduce_scatter[l], &rs, rsn, reduce())?;
             }
             let bwd_end = h.pause(1_000, 2_000);
-            b.nvtx_push_pop(
-                h.thread,
-                bwd_start,
-                bwd_end,
-                NvtxText::Inline("backward"),
-                0,
-                None,
-            )?;
+            b.nvtx_range(h.thread, bwd_start, bwd_end, "backward")?;
             h.call(&mut b, "cudaStreamWaitEvent_v3020", 2_000, 4_000);
             let a = adam();
-            h.launch(&mut b, a.api, compute, p.adam, a.dur, &a.k, a.grid, a.block)?;
+            h.launch(&mut b, compute, p.adam, a.dur, &a)?;
             h.blocking_call(&mut b, "cudaStreamSynchronize_v3020", p.end + 3_000)?;
             let step_end = p.end + 5_000;
-            b.nvtx_push_pop(
-                h.thread,
-                step_start,
-                step_end,
-                NvtxText::Inline("step"),
-                0,
-                None,
-            )?;
+            b.nvtx_range(h.thread, step_start, step_end, "step")?;
             next = next.max(step_end + 20_000);
         }
         // Both ranks leave the step together (the last ReduceScatter synchronises them).
