@@ -147,10 +147,10 @@ impl Run {
     }
 }
 
-/// The next row of a partitioned cursor, with what `LEAD` would give.
+/// The next row of a partitioned cursor, with what `LEAD` would give (its values:
+/// [`PartitionedRows::row`], until the next row is asked).
+#[derive(Clone, Copy)]
 pub struct NextRow {
-    /// Where its values are: [`PartitionedRows::row`] reads them, until the next row is asked.
-    pub row: RowAt,
     /// This row's order value (raw start for time order) and the next one on the same resource.
     pub start: i64,
     pub next_start: Option<i64>,
@@ -160,38 +160,17 @@ pub struct NextRow {
     pub partition: usize,
 }
 
-/// Where a row handed out lies: row `index` of a fetch of its run, or of the last fetch of a run
-/// that ended with it.
+/// Where the row handed out last lies: row `index` of the last fetch of its run (`Rows`) or of
+/// the one before (`Before`), or of the last fetch of a run that ended with it (`Finished`).
 #[derive(Clone, Copy)]
-pub struct RowAt {
+pub(super) struct RowAt {
     pub(super) block: Block,
     pub(super) index: usize,
 }
 
 #[derive(Clone, Copy)]
 pub(super) enum Block {
-    /// The run's last fetch, `rows`, or the one before, `before`.
     Rows(usize),
     Before(usize),
     Finished,
-    /// Row `index` of a batch a helper thread sent (helper_threads.rs).
-    #[cfg(not(target_family = "wasm"))]
-    Helper,
-}
-
-#[cfg(not(target_family = "wasm"))]
-impl RowAt {
-    /// Row `index` of a helper's batch.
-    pub(super) fn of_helper(index: usize) -> RowAt {
-        RowAt {
-            block: Block::Helper,
-            index,
-        }
-    }
-
-    /// Its index in a helper's batch.
-    pub(super) fn helper_index(self) -> usize {
-        debug_assert!(matches!(self.block, Block::Helper), "a helper's row");
-        self.index
-    }
 }

@@ -22,14 +22,10 @@ use crate::sqlfile::Pager;
 
 /// What [`Readers::open`] reads.
 pub enum Read<'a> {
-    /// `spec`'s surveyed runs, merged (partitioned.rs). `floors`: the sink reads the runs' aux
-    /// floors as rows come ([`RowSink::placed`]), which only a reader on this thread has;
+    /// `spec`'s surveyed runs, merged (partitioned.rs). With `true` (floors), the sink reads the
+    /// runs' aux floors as rows come ([`RowSink::placed`]), which only a reader on this thread has;
     /// otherwise the runs are read on the input's helper thread where it has one.
-    Runs {
-        spec: &'a Spec,
-        survey: Survey,
-        floors: bool,
-    },
+    Runs(&'a Spec, Survey, bool),
     /// `spec`'s rows in the order of `keys`, a scan of `spec` (sort_keys.rs).
     SortKeys {
         what: &'static str,
@@ -38,17 +34,6 @@ pub enum Read<'a> {
     },
     /// The rows of `sql`, a query that sorts them (and gives the lookahead) itself.
     Sql { what: &'static str, sql: &'a str },
-}
-
-impl<'a> Read<'a> {
-    /// [`Read::Runs`].
-    pub fn runs(spec: &'a Spec, survey: Survey, floors: bool) -> Read<'a> {
-        Read::Runs {
-            spec,
-            survey,
-            floors,
-        }
-    }
 }
 
 /// What a reader hands each row to, in order. Generic over the row, so that a decoder reads
@@ -93,14 +78,14 @@ impl Rows<'_> {
                     return Ok(None);
                 };
                 sink.placed(p, &next);
-                Ok(Some(sink.row(&p.row(next.row), Some(&next))))
+                Ok(Some(sink.row(&p.row(), Some(&next))))
             }
             #[cfg(not(target_family = "wasm"))]
             Reader::Helper(h) => {
                 let Some(next) = h.next_row(file)? else {
                     return Ok(None);
                 };
-                Ok(Some(sink.row(&h.row(next.row), Some(&next))))
+                Ok(Some(sink.row(&h.row(), Some(&next))))
             }
             Reader::SortKeys(k) => {
                 let Some(row) = k.next_row(file)? else {
@@ -160,11 +145,9 @@ impl<'c> Readers<'c> {
         let Input { conn, label, .. } = self.inputs[source];
         let pager = self.pagers[source].clone();
         let (what, reader) = match read {
-            Read::Runs {
-                spec,
-                survey,
-                floors,
-            } => (spec.what, self.runs(source, spec, survey, floors)),
+            Read::Runs(spec, survey, floors) => {
+                (spec.what, self.runs(source, spec, survey, floors))
+            }
             Read::SortKeys { what, spec, keys } => {
                 let rows = KeyOrderRows::from_keys(conn, pager, what, spec, keys)?;
                 (what, Reader::SortKeys(Box::new(rows)))

@@ -544,7 +544,7 @@ impl<'c> FedLinks<'c> {
     ) -> Result<FedLinks<'c>> {
         let mut readers = Readers::new(vec![input], page_reader, 0);
         let ops = Operations::new(gpu, ops, &mut |spec, survey| {
-            readers.open(0, Read::runs(spec, survey, false))
+            readers.open(0, Read::Runs(spec, survey, false))
         })
         .map_err(|e| Error::read(input.label, WHAT, e))?;
         Ok(FedLinks {

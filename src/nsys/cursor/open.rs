@@ -259,7 +259,7 @@ impl<'c> Opening<'c> {
         let asked = match &q.partitioned {
             // The host calls' tap reads the runs' aux floors (see `links`).
             Some(Partitioned::Rows(spec)) => (surveys.next(label, what)?)
-                .map(|s| Read::runs(spec, s, q.kind == CursorKind::Host)),
+                .map(|s| Read::Runs(spec, s, q.kind == CursorKind::Host)),
             // Discovery collected the keys in its pass over the table (without them, the SQL
             // path reads the family: same rows, same order).
             Some(Partitioned::Keys(spec)) => {
@@ -310,7 +310,7 @@ impl<'c> Opening<'c> {
         // Made only where a join reads them (a helper starts reading at once).
         let operations = |ops, readers: &mut Readers<'c>| {
             Operations::new(gpu, ops, &mut |spec, survey| {
-                readers.open(source, Read::runs(spec, survey, false))
+                readers.open(source, Read::Runs(spec, survey, false))
             })
         };
         Ok(match (host, calls, ops) {
@@ -333,7 +333,7 @@ impl<'c> Opening<'c> {
             }
             (None, Some(calls), Some(ops)) => {
                 let ops = operations(ops, readers).map_err(read)?;
-                let calls = readers.open(source, Read::runs(api, calls, true));
+                let calls = readers.open(source, Read::Runs(api, calls, true));
                 let join = LinkJoin::new(calls.map_err(read)?, ops);
                 Chosen::Rows(Some(RowSource::Links(Box::new(join))))
             }
@@ -367,29 +367,16 @@ impl<'c> Opening<'c> {
             .map(|(q, _)| label(q))
             .collect();
         // The queries left to the sinks' thread have no cursor: the others' indices close up.
-        let gone: Vec<bool> = self
-            .chosen
-            .iter()
-            .map(|c| matches!(c, Chosen::OnSinksThread))
-            .collect();
-        let index: Vec<usize> = (gone.iter())
-            .scan(0, |next, &gone| {
-                let i = *next;
-                *next += usize::from(!gone);
-                Some(i)
-            })
-            .collect();
-        let kept = |qi: &usize| !gone[*qi];
-        let fed = (0..queries.len())
-            .filter(kept)
-            .map(|qi| self.fed[qi].map(|j| index[j]))
-            .collect();
-        let to_sinks_thread = (0..queries.len())
-            .filter(kept)
-            .map(|qi| self.to_sinks_thread[qi])
-            .collect();
-        let mut list = Vec::with_capacity(queries.len());
-        for ((q, chosen), tap) in queries.iter().zip(self.chosen).zip(self.taps) {
+        let (mut index, mut kept) = (Vec::with_capacity(queries.len()), 0);
+        for c in &self.chosen {
+            index.push(kept);
+            kept += usize::from(!matches!(c, Chosen::OnSinksThread));
+        }
+        let (mut list, mut fed, mut to_sinks_thread) = (Vec::new(), Vec::new(), Vec::new());
+        let links = self.fed.iter().zip(self.to_sinks_thread).zip(self.taps);
+        for ((q, chosen), ((fed_to, sinks_thread), tap)) in
+            queries.iter().zip(self.chosen).zip(links)
+        {
             let rows = match chosen {
                 Chosen::OnSinksThread => continue,
                 Chosen::Rows(Some(rows)) => rows,
@@ -399,6 +386,8 @@ impl<'c> Opening<'c> {
                     RowSource::Table(rows.map_err(|e| Error::read(&label(q), what, e))?)
                 }
             };
+            fed.push(fed_to.map(|j| index[j]));
+            to_sinks_thread.push(sinks_thread);
             list.push(Cursor {
                 kind: q.kind,
                 source: q.source,

@@ -144,17 +144,8 @@ pub fn build(seed: u64, mode: Mode) -> Result<Scenario> {
             )?,
             Mode::Node => {
                 for (k, (o, &at)) in ns.iter().zip(&starts).enumerate() {
-                    b.graph_kernel(
-                        s,
-                        at,
-                        o.dur,
-                        &o.k,
-                        o.grid,
-                        o.block,
-                        c.corr,
-                        graph_id(g),
-                        node_id(g, k),
-                    )?;
+                    let node = Some((graph_id(g), node_id(g, k)));
+                    b.kernel(s, at, o.dur, &o.k, o.grid, o.block, c.corr, node)?;
                 }
             }
         }

@@ -87,7 +87,7 @@ impl Host {
     ) -> Result<Call> {
         let c = self.call(b, op.api, 3_000, 9_000);
         ahead(b, &op.k.short, c, gpu_start)?;
-        b.kernel(s, gpu_start, dur, &op.k, op.grid, op.block, c.corr)?;
+        b.kernel(s, gpu_start, dur, &op.k, op.grid, op.block, c.corr, None)?;
         Ok(c)
     }
 }
