@@ -554,11 +554,11 @@ impl ExportBuilder {
     }
 
     /// A row of `table`, one of the tables only some scenarios write ([`ExtraRows`]), with
-    /// `columns` (the same for every row of the table).
+    /// `columns` (apart by spaces; the same for every row of the table).
     pub fn extra_row(
         &mut self,
         table: &'static str,
-        columns: &'static [&'static str],
+        columns: &'static str,
         row: Vec<rusqlite::types::Value>,
     ) {
         match self.rows.extra.iter_mut().find(|e| e.table == table) {

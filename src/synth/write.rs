@@ -179,7 +179,7 @@ pub fn to_bytes(b: &ExportBuilder) -> Result<Vec<u8>> {
 fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
     let r = &b.rows;
     for e in &r.extra {
-        insert(c, b, e.table, e.columns, e.rows.iter().cloned())?;
+        insert(c, b, e.table, &names(e.columns), e.rows.iter().cloned())?;
     }
     let s = &b.session;
     insert(

@@ -26,19 +26,8 @@ const DEVICE: i64 = 2;
 const PINNED_KIND: i64 = 1;
 const ALLOCATION: i64 = 0;
 const DEALLOCATION: i64 = 1;
-const COLUMNS: &[&str] = &[
-    "start",
-    "globalPid",
-    "deviceId",
-    "contextId",
-    "address",
-    "pc",
-    "bytes",
-    "memKind",
-    "memoryOperationType",
-    "name",
-    "correlationId",
-];
+const COLUMNS: &str = "start globalPid deviceId contextId address pc bytes memKind \
+                       memoryOperationType name correlationId";
 const TABLE: &str = "CUDA_GPU_MEMORY_USAGE_EVENTS";
 
 /// The memory in use after each device memory change (MiB), in order: what the converter's
