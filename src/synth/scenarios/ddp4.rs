@@ -113,10 +113,8 @@ fn plan_step(origins: &[i64; RANKS]) -> Vec<StepTimes> {
     let mut nccl: Vec<Lane> = origins.iter().map(|&g| Lane::new(g)).collect();
     let mut allreduce = vec![Vec::new(); RANKS];
     for ready in &bucket_ready {
-        for (r, span) in collective(&mut nccl, ready, ALLREDUCE_NS)
-            .into_iter()
-            .enumerate()
-        {
+        let spans = collective(&mut nccl, ready, ALLREDUCE_NS);
+        for (r, span) in spans.into_iter().enumerate() {
             allreduce[r].push(span);
         }
     }
@@ -151,12 +149,8 @@ pub fn build(seed: u64) -> Result<Scenario> {
     b.capture_setting("PROCESS_0:ARGUMENT_0", "--nproc_per_node=4");
     b.capture_setting("PROCESS_0:ARGUMENT_1", "train_ddp.py");
     b.add_process(31_530, "torchrun", None, T_INIT - 40_000_000);
-    let ar_kernel = names::nccl_kernel(
-        NcclAbi::V2_19,
-        "AllReduce",
-        Some(("Sum", "bf16")),
-        Some(("RING", "LL")),
-    );
+    let (sum, ring) = (Some(("Sum", "bf16")), Some(("RING", "LL")));
+    let ar_kernel = names::nccl_kernel(NcclAbi::V2_19, "AllReduce", sum, ring);
     let mut ranks = Vec::new();
     for (r, &pid) in PIDS.iter().enumerate() {
         let p = b.add_process(pid, "python3", Some(r as u32), T_INIT + r as i64 * 1_000);

@@ -51,23 +51,12 @@ fn memory_call(b: &mut ExportBuilder, h: &mut Host, t: Thread, name: &str, row: 
     let [address, bytes, kind, operation] = row;
     let c = h.call(b, name, 4_000, 12_000);
     let pid = crate::synth::ids::global_pid(t.pid);
-    b.extra_row(
-        TABLE,
-        COLUMNS,
-        vec![
-            Value::Integer(c.end - 500),
-            Value::Integer(pid),
-            Value::Integer(0),
-            Value::Integer(1),
-            Value::Integer(address),
-            Value::Integer(0x7f00_0000_1000),
-            Value::Integer(bytes),
-            Value::Integer(kind),
-            Value::Integer(operation),
-            Value::Null,
-            Value::Integer(c.corr as i64),
-        ],
-    );
+    let (pc, corr) = (0x7f00_0000_1000, c.corr as i64);
+    let head = [c.end - 500, pid, 0, 1, address, pc, bytes, kind, operation];
+    let mut values: Vec<Value> = head.into_iter().map(Value::Integer).collect();
+    // No name, then the correlation id.
+    values.extend([Value::Null, Value::Integer(corr)]);
+    b.extra_row(TABLE, COLUMNS, values);
 }
 
 pub fn build(seed: u64) -> Result<Scenario> {

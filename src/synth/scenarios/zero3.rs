@@ -80,10 +80,8 @@ fn plan_step(g: i64) -> Vec<StepTimes> {
     // Forward: the gathers queue on the communication stream; layer l computes once its own
     // gather is done (cudaStreamWaitEvent).
     for _ in 0..LAYERS {
-        for (r, span) in collective(&mut comm, &now, ALLGATHER_NS)
-            .into_iter()
-            .enumerate()
-        {
+        let spans = collective(&mut comm, &now, ALLGATHER_NS);
+        for (r, span) in spans.into_iter().enumerate() {
             p[r].fwd_gather.push(span);
         }
     }
@@ -97,10 +95,8 @@ fn plan_step(g: i64) -> Vec<StepTimes> {
     }
     // Backward, in the host's issue order: gather(L-1); then per layer l (last first): compute,
     // prefetch gather(l-1), reduce-scatter(l) once layer l's gradients exist.
-    for (r, span) in collective(&mut comm, &now, ALLGATHER_NS)
-        .into_iter()
-        .enumerate()
-    {
+    let spans = collective(&mut comm, &now, ALLGATHER_NS);
+    for (r, span) in spans.into_iter().enumerate() {
         p[r].bwd_gather[LAYERS - 1] = span;
     }
     for l in (0..LAYERS).rev() {
@@ -111,17 +107,13 @@ fn plan_step(g: i64) -> Vec<StepTimes> {
             grads_ready[r] = comp[r].free;
         }
         if l > 0 {
-            for (r, span) in collective(&mut comm, &now, ALLGATHER_NS)
-                .into_iter()
-                .enumerate()
-            {
+            let spans = collective(&mut comm, &now, ALLGATHER_NS);
+            for (r, span) in spans.into_iter().enumerate() {
                 p[r].bwd_gather[l - 1] = span;
             }
         }
-        for (r, span) in collective(&mut comm, &grads_ready, REDUCE_SCATTER_NS)
-            .into_iter()
-            .enumerate()
-        {
+        let spans = collective(&mut comm, &grads_ready, REDUCE_SCATTER_NS);
+        for (r, span) in spans.into_iter().enumerate() {
             p[r].reduce_scatter[l] = span;
         }
     }
@@ -137,13 +129,9 @@ pub fn build(seed: u64) -> Result<Scenario> {
     let mut b = builder("zero3", seed, "hgx-b");
     b.capture_setting("CUDA_GRAPH_TRACE_OPTIONS:MODE", "Graph");
     b.capture_setting("PROCESS_0:COMMAND", "deepspeed");
-    let ag = names::nccl_kernel(NcclAbi::V2_25, "AllGather", None, Some(("RING", "LL")));
-    let rs = names::nccl_kernel(
-        NcclAbi::V2_25,
-        "ReduceScatter",
-        Some(("Sum", "bf16")),
-        Some(("RING", "LL")),
-    );
+    let (sum, ring) = (Some(("Sum", "bf16")), Some(("RING", "LL")));
+    let ag = names::nccl_kernel(NcclAbi::V2_25, "AllGather", None, ring);
+    let rs = names::nccl_kernel(NcclAbi::V2_25, "ReduceScatter", sum, ring);
     let mut ranks = Vec::new();
     for (r, &pid) in PIDS.iter().enumerate() {
         let p = b.add_process(pid, "python3", Some(r as u32), T_INIT);
@@ -240,10 +228,12 @@ pub fn build(seed: u64) -> Result<Scenario> {
 
 fn spec() -> ScenarioSpec {
     let (r, s, l) = (RANKS as u64, STEPS as u64, LAYERS as u64);
-    let compute = 6 * l + 2; // 3 per forward layer, loss, 3 per backward layer, Adam
-    let nccl = 3 * l; // forward and backward gather per layer, one reduce-scatter per layer
-                      // launches; 2 calls per NCCL launch (+2 event calls before a reduce-scatter); one stream wait
-                      // per layer and pass, before Adam; synchronize
+    // 3 per forward layer, loss, 3 per backward layer, Adam.
+    let compute = 6 * l + 2;
+    // Forward and backward gather per layer, one reduce-scatter per layer.
+    let nccl = 3 * l;
+    // Launches; 2 calls per NCCL launch (+2 event calls before a reduce-scatter); one stream
+    // wait per layer and pass, before Adam; synchronize.
     let api = compute + 2 * nccl + 2 * l + 2 * l + 2;
     let per_step: i64 = LAYERS as i64
         * (forward_layer().iter().map(|o| o.dur).sum::<i64>()
