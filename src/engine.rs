@@ -9,6 +9,12 @@
 //! not; both give exactly the SQL path's rows in its order, and decline (the family then goes to
 //! the SQL path) where they cannot.
 //!
+//! One interface for all of them ([`readers`]): [`Readers::open`](readers::Readers::open) takes
+//! a description of what to read and gives [`Rows`](readers::Rows), which hand each row, in the
+//! SQL path's order and with its lookahead where a reader merged runs, to the caller's
+//! [`RowSink`](readers::RowSink). Which reader, and on which thread (natively the GPU tables'
+//! runs are read on helper threads), is the engine's business, not the caller's.
+//!
 //! Every query is described once ([`select`]) and run by SQLite or by the [`page_reader`], with
 //! the same rows either way. The full-table scans made before the first record (discovery's
 //! groupings, the surveys of the sort-free readers, the sort keys) are made together

@@ -476,26 +476,20 @@ mod tests {
 
     #[test]
     fn read_options_parse_their_names_and_list_them_otherwise() {
+        fn err<T>(why: &str) -> Result<T, String> {
+            Err(why.to_owned())
+        }
         assert_eq!("sql".parse(), Ok(ReadOrder::Sql));
         assert_eq!("sqlite".parse(), Ok(ReadPages::Sqlite));
         assert_eq!("off".parse(), Ok(ReadAhead::Off));
         assert_eq!("on".parse(), Ok(ReadHelpers::On));
         assert_eq!("auto".parse(), Ok(ReadHelpers::Auto));
-        assert_eq!(
-            "x".parse::<ReadOrder>(),
-            Err("'x' is not auto or sql".to_owned())
-        );
-        assert_eq!(
-            "x".parse::<ReadPages>(),
-            Err("'x' is not auto or sqlite".to_owned())
-        );
-        assert_eq!(
-            "x".parse::<ReadAhead>(),
-            Err("'x' is not auto or off".to_owned())
-        );
+        assert_eq!("x".parse::<ReadOrder>(), err("'x' is not auto or sql"));
+        assert_eq!("x".parse::<ReadPages>(), err("'x' is not auto or sqlite"));
+        assert_eq!("x".parse::<ReadAhead>(), err("'x' is not auto or off"));
         assert_eq!(
             "On".parse::<ReadHelpers>(),
-            Err("'On' is not auto, on or off".to_owned())
+            err("'On' is not auto, on or off")
         );
     }
 }

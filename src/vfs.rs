@@ -291,10 +291,8 @@ unsafe extern "C" fn x_delete(
         return ffi::SQLITE_IOERR_DELETE;
     }
     let d = default_vfs(vfs);
-    match (*d).xDelete {
-        Some(del) => del(d, name, sync),
-        None => ffi::SQLITE_IOERR_DELETE,
-    }
+    (*d).xDelete
+        .map_or(ffi::SQLITE_IOERR_DELETE, |del| del(d, name, sync))
 }
 
 // SAFETY: SQLite's xAccess contract: a NUL-terminated name, `res` writable.
@@ -335,28 +333,20 @@ unsafe extern "C" fn x_full_pathname(
         return ffi::SQLITE_OK;
     }
     let d = default_vfs(vfs);
-    match (*d).xFullPathname {
-        Some(full) => full(d, name, n_out, out),
-        None => ffi::SQLITE_CANTOPEN,
-    }
+    (*d).xFullPathname
+        .map_or(ffi::SQLITE_CANTOPEN, |full| full(d, name, n_out, out))
 }
 
 // SAFETY: SQLite's xRandomness contract, forwarded to the default VFS.
 unsafe extern "C" fn x_randomness(vfs: *mut ffi::sqlite3_vfs, n: c_int, out: *mut c_char) -> c_int {
     let d = default_vfs(vfs);
-    match (*d).xRandomness {
-        Some(r) => r(d, n, out),
-        None => 0,
-    }
+    (*d).xRandomness.map_or(0, |r| r(d, n, out))
 }
 
 // SAFETY: SQLite's xSleep contract, forwarded to the default VFS.
 unsafe extern "C" fn x_sleep(vfs: *mut ffi::sqlite3_vfs, us: c_int) -> c_int {
     let d = default_vfs(vfs);
-    match (*d).xSleep {
-        Some(s) => s(d, us),
-        None => 0,
-    }
+    (*d).xSleep.map_or(0, |s| s(d, us))
 }
 
 // SAFETY: SQLite's xCurrentTime contract: `out` writable.
@@ -379,10 +369,7 @@ unsafe extern "C" fn x_get_last_error(
     out: *mut c_char,
 ) -> c_int {
     let d = default_vfs(vfs);
-    match (*d).xGetLastError {
-        Some(g) => g(d, n, out),
-        None => 0,
-    }
+    (*d).xGetLastError.map_or(0, |g| g(d, n, out))
 }
 
 // SAFETY: `file` is a VFile opened by `x_open` and not yet closed (SQLite calls its

@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use rusqlite::Connection;
 
 use super::block::{RowBlock, RowView};
-use super::partitioned::{Key, NextRow, OrderedRows, PartitionedRows, RowAt, Spec, Survey};
+use super::partitioned::{Key, NextRow, PartitionedRows, Spec, Survey};
 use super::{open_read_only, Input};
 use crate::error::{Error, Result};
 use crate::sqlfile::Pager;
@@ -58,7 +58,7 @@ struct Job {
 /// A stream's rows after the ones sent before, and how it goes on.
 struct Batch {
     rows: RowBlock,
-    meta: Vec<Meta>,
+    meta: Vec<NextRow>,
     /// `None`: more rows to come; `Some(Ok)`: the stream ends after these; `Some(Err)`: reading
     /// it failed after these.
     end: Option<Result<()>>,
@@ -81,16 +81,6 @@ impl Batch {
             ..Batch::empty()
         }
     }
-}
-
-/// What [`NextRow`] says of a row besides where its values are.
-#[derive(Clone, Copy)]
-struct Meta {
-    start: i64,
-    next_start: Option<i64>,
-    rid: i64,
-    aux: Option<i64>,
-    partition: usize,
 }
 
 /// The reading thread's end of a helper thread, shared by the streams it reads.
@@ -252,14 +242,8 @@ fn next_batch(rows: &mut PartitionedRows, width: usize, most: usize, file: &str)
     while batch.meta.len() < most {
         match rows.next_row(file) {
             Ok(Some(next)) => {
-                batch.rows.push_copy(&rows.row(next.row));
-                batch.meta.push(Meta {
-                    start: next.start,
-                    next_start: next.next_start,
-                    rid: next.rid,
-                    aux: next.aux,
-                    partition: next.partition,
-                });
+                batch.rows.push_copy(&rows.row());
+                batch.meta.push(next);
             }
             Ok(None) => {
                 batch.end = Some(Ok(()));
@@ -397,24 +381,18 @@ impl HelperRows {
     }
 }
 
-impl OrderedRows for HelperRows {
-    fn keys(&self) -> &[Key] {
+impl HelperRows {
+    /// The resources' keys, by partition index.
+    pub fn keys(&self) -> &[Key] {
         &self.keys
     }
 
-    fn next_row(&mut self, file: &str) -> Result<Option<NextRow>> {
+    /// The next row in the SQL path's order, with its lookahead.
+    pub fn next_row(&mut self, file: &str) -> Result<Option<NextRow>> {
         loop {
-            if let Some(m) = self.batch.meta.get(self.next) {
-                let index = self.next;
+            if let Some(&next) = self.batch.meta.get(self.next) {
                 self.next += 1;
-                return Ok(Some(NextRow {
-                    row: RowAt::of_helper(index),
-                    start: m.start,
-                    next_start: m.next_start,
-                    rid: m.rid,
-                    aux: m.aux,
-                    partition: m.partition,
-                }));
+                return Ok(Some(next));
             }
             match &self.batch.end {
                 Some(Ok(())) => return Ok(None),
@@ -430,8 +408,9 @@ impl OrderedRows for HelperRows {
         }
     }
 
-    fn row(&self, at: RowAt) -> RowView<'_> {
-        self.batch.rows.row(at.helper_index(), &self.columns)
+    /// The values of the row handed out last.
+    pub fn row(&self) -> RowView<'_> {
+        self.batch.rows.row(self.next - 1, &self.columns)
     }
 }
 

@@ -28,9 +28,7 @@
 
 use std::sync::Arc;
 
-use super::block::RowView;
 use super::select::{Expr, Select};
-use crate::error::Result;
 
 pub mod parallel;
 mod reader;
@@ -149,10 +147,10 @@ impl Run {
     }
 }
 
-/// The next row of a partitioned cursor, with what `LEAD` would give.
+/// The next row of a partitioned cursor, with what `LEAD` would give (its values:
+/// [`PartitionedRows::row`], until the next row is asked).
+#[derive(Clone, Copy)]
 pub struct NextRow {
-    /// Where its values are: [`PartitionedRows::row`] reads them, until the next row is asked.
-    pub row: RowAt,
     /// This row's order value (raw start for time order) and the next one on the same resource.
     pub start: i64,
     pub next_start: Option<i64>,
@@ -162,49 +160,17 @@ pub struct NextRow {
     pub partition: usize,
 }
 
-/// Where a row handed out lies: row `index` of a fetch of its run, or of the last fetch of a run
-/// that ended with it.
+/// Where the row handed out last lies: row `index` of the last fetch of its run (`Rows`) or of
+/// the one before (`Before`), or of the last fetch of a run that ended with it (`Finished`).
 #[derive(Clone, Copy)]
-pub struct RowAt {
+pub(super) struct RowAt {
     pub(super) block: Block,
     pub(super) index: usize,
 }
 
 #[derive(Clone, Copy)]
 pub(super) enum Block {
-    /// The run's last fetch, `rows`, or the one before, `before`.
     Rows(usize),
     Before(usize),
     Finished,
-    /// Row `index` of a batch a helper thread sent (helper_threads.rs).
-    #[cfg(not(target_family = "wasm"))]
-    Helper,
-}
-
-#[cfg(not(target_family = "wasm"))]
-impl RowAt {
-    /// Row `index` of a helper's batch.
-    pub(super) fn of_helper(index: usize) -> RowAt {
-        RowAt {
-            block: Block::Helper,
-            index,
-        }
-    }
-
-    /// Its index in a helper's batch.
-    pub(super) fn helper_index(self) -> usize {
-        debug_assert!(matches!(self.block, Block::Helper), "a helper's row");
-        self.index
-    }
-}
-
-/// Rows in a partitioned reader's order: [`PartitionedRows`] itself, or (native builds) the same
-/// rows read on a helper thread (helper_threads.rs).
-pub trait OrderedRows {
-    /// The resources' keys, by partition index.
-    fn keys(&self) -> &[Key];
-    /// The next row in the SQL path's order, with its lookahead.
-    fn next_row(&mut self, file: &str) -> Result<Option<NextRow>>;
-    /// The values of the row handed out last.
-    fn row(&self, at: RowAt) -> RowView<'_>;
 }

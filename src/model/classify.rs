@@ -302,35 +302,19 @@ mod tests {
 
     #[test]
     fn mpi_calls_get_extrae_like_activities() {
-        assert_eq!(
-            mpi_activity("MPI_Recv", MpiClass::PointToPoint),
-            HostActivity::MpiRecv
-        );
-        assert_eq!(
-            mpi_activity("MPI_Isend", MpiClass::PointToPoint),
-            HostActivity::MpiImmediateSend
-        );
-        assert_eq!(
-            mpi_activity("MPI_Waitall", MpiClass::StartWait),
-            HostActivity::MpiWait
-        );
-        assert_eq!(
-            mpi_activity("MPI_Allreduce", MpiClass::Collective),
-            HostActivity::MpiCollective
-        );
-        assert_eq!(
-            mpi_activity("MPI_Allreduce", MpiClass::Other),
-            HostActivity::MpiCollective
-        );
-        assert_eq!(
-            mpi_activity("MPI_Init", MpiClass::Other),
-            HostActivity::MpiOther
-        );
-        assert_eq!(
-            os_call_activity("pthread_cond_wait"),
-            HostActivity::OsBlocked
-        );
-        assert_eq!(os_call_activity("read"), HostActivity::OsIo);
+        use HostActivity::*;
+        for (call, class, activity) in [
+            ("MPI_Recv", MpiClass::PointToPoint, MpiRecv),
+            ("MPI_Isend", MpiClass::PointToPoint, MpiImmediateSend),
+            ("MPI_Waitall", MpiClass::StartWait, MpiWait),
+            ("MPI_Allreduce", MpiClass::Collective, MpiCollective),
+            ("MPI_Allreduce", MpiClass::Other, MpiCollective),
+            ("MPI_Init", MpiClass::Other, MpiOther),
+        ] {
+            assert_eq!(mpi_activity(call, class), activity, "{call}");
+        }
+        assert_eq!(os_call_activity("pthread_cond_wait"), OsBlocked);
+        assert_eq!(os_call_activity("read"), OsIo);
     }
 
     #[test]

@@ -147,24 +147,6 @@ pub enum HostActivity {
     OpenAccWait,
 }
 
-impl HostActivity {
-    /// Time in MPI: not useful computation in the POP model.
-    pub fn is_mpi(self) -> bool {
-        matches!(
-            self,
-            HostActivity::MpiSend
-                | HostActivity::MpiRecv
-                | HostActivity::MpiImmediateSend
-                | HostActivity::MpiImmediateRecv
-                | HostActivity::MpiSendRecv
-                | HostActivity::MpiWait
-                | HostActivity::MpiTest
-                | HostActivity::MpiCollective
-                | HostActivity::MpiOther
-        )
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ApiLayer {
     Runtime,

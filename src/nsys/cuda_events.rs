@@ -76,13 +76,7 @@ pub fn decode<R: Fields + ?Sized>(row: &R, cx: &mut SourceCx) -> Result<Option<R
     };
     let (start, end) = cx.interval(CALLS, start, g(1, cx)?);
     let thread = cx.thread(CALLS, gtid)?;
-    let call = match g(3, cx)? {
-        Some(id) => cx
-            .strings
-            .text(id)?
-            .unwrap_or_else(|| format!("<unknown string {id}>")),
-        None => "<unnamed call>".to_owned(),
-    };
+    let call = cx.strings.call_name(g(3, cx)?)?;
     let unsigned = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok()).unwrap_or(0);
     let event = CudaEventUse {
         event_id: unsigned(g(4, cx)?),

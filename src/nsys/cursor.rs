@@ -1,12 +1,10 @@
 //! An open cursor: one family's rows of one export, from whichever source the engine chose,
 //! decoded into records by the family's module, its next record kept ahead for the merge.
 
-use crate::engine::block::RowView;
-use crate::engine::partitioned::{NextRow, OrderedRows, PartitionedRows};
+use crate::engine::partitioned::{NextRow, PartitionedRows};
+use crate::engine::readers::{RowSink, Rows};
 use crate::engine::row::Fields;
-use crate::engine::sort_keys::KeyOrderRows;
-use crate::engine::sql_rows::SqlRows;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::{Names, Record};
 
 use super::context::SourceCx;
@@ -21,26 +19,18 @@ pub use open::{family_queries, CallsRead, ReadThreads, SinksThreadJoin, Tuning};
 
 /// Where a cursor's rows come from.
 pub enum RowSource<'s> {
-    /// One SQL query that sorts and gives the lookahead itself (`ORDER BY`, `LEAD`).
-    Sql(SqlRows<'s>),
-    /// Per-resource runs already in time order, merged in Rust (see engine/partitioned.rs): the host
-    /// calls' reader, whose calls may feed the link join ([`Cursor::tap`]).
-    Partitioned(Box<PartitionedRows<'s>>),
-    /// The same for a cursor that feeds nothing else, read here or on a helper thread.
-    Ordered(Box<dyn OrderedRows + 's>),
+    /// A table's rows in time order, from whichever reader the engine chose.
+    Table(Rows<'s>),
     /// The sort-free API-to-GPU link join.
     Links(Box<LinkJoin<'s>>),
     /// The same join fed with the calls the host cursor reads (the reader passes them on).
     FedLinks(Box<FedLinks<'s>>),
-    /// Rows fetched by rowid in the order of their sorted keys.
-    BySortKeys(Box<KeyOrderRows<'s>>),
 }
 
 /// An open cursor with its next record decoded ahead (the merge compares heads).
 pub struct Cursor<'s> {
     pub kind: CursorKind,
     pub source: usize,
-    pub what: &'static str,
     pub rows: RowSource<'s>,
     pub head: Option<Record>,
     /// The host cursor's calls for a [`RowSource::FedLinks`] cursor, taken as rows are read.
@@ -54,36 +44,18 @@ impl Cursor<'_> {
         self.head = None;
         loop {
             let rec = match &mut self.rows {
-                RowSource::Sql(rows) => {
-                    let (kind, source) = (self.kind, self.source);
-                    match rows.next_with(|row| decode(kind, row, source, cxs, names)) {
-                        Ok(Some(rec)) => rec?,
-                        Ok(None) => return Ok(()),
-                        Err(e) => return Err(Error::read(&cxs[self.source].file, self.what, e)),
+                RowSource::Table(rows) => {
+                    let mut decoder = Decoder {
+                        kind: self.kind,
+                        source: self.source,
+                        cxs: &mut *cxs,
+                        names: &mut *names,
+                        tap: self.tap.as_mut(),
+                    };
+                    match rows.next_with(&mut decoder)? {
+                        Some(rec) => rec?,
+                        None => return Ok(()),
                     }
-                }
-                RowSource::Partitioned(p) => {
-                    let Some(next) = p.next_row(&cxs[self.source].file)? else {
-                        return Ok(());
-                    };
-                    if let Some(tap) = &mut self.tap {
-                        tap.take(p, next.start, next.partition, next.aux);
-                    }
-                    decode_next(self.kind, &p.row(next.row), &next, self.source, cxs, names)?
-                }
-                RowSource::Ordered(p) => {
-                    let Some(next) = p.next_row(&cxs[self.source].file)? else {
-                        return Ok(());
-                    };
-                    decode_next(self.kind, &p.row(next.row), &next, self.source, cxs, names)?
-                }
-                RowSource::BySortKeys(k) => {
-                    let Some(row) = k.next_row(&cxs[self.source].file)? else {
-                        return Ok(());
-                    };
-                    let rec = decode(self.kind, &row, self.source, cxs, names)?;
-                    k.recycle(row);
-                    rec
                 }
                 RowSource::Links(j) => {
                     let Some(rec) = j.next(&cxs[self.source])? else {
@@ -102,6 +74,34 @@ impl Cursor<'_> {
                 self.head = rec;
                 return Ok(());
             }
+        }
+    }
+}
+
+/// Decodes a cursor's rows into records, and hands a host cursor's calls to its tap.
+struct Decoder<'a, 'c> {
+    kind: CursorKind,
+    source: usize,
+    cxs: &'a mut [SourceCx<'c>],
+    names: &'a mut Names,
+    tap: Option<&'a mut CallTap>,
+}
+
+impl RowSink for Decoder<'_, '_> {
+    type Out = Result<Option<Record>>;
+
+    #[inline]
+    fn row<R: Fields + ?Sized>(&mut self, row: &R, next: Option<&NextRow>) -> Self::Out {
+        let mut rec = decode(self.kind, row, self.source, self.cxs, self.names)?;
+        if let (Some(r), Some(next)) = (&mut rec, next) {
+            set_lookahead(r, next.start, next.next_start, &self.cxs[self.source]);
+        }
+        Ok(rec)
+    }
+
+    fn placed(&mut self, runs: &mut PartitionedRows, next: &NextRow) {
+        if let Some(tap) = &mut self.tap {
+            tap.placed(runs, next);
         }
     }
 }
@@ -247,23 +247,6 @@ fn decode<R: Fields + ?Sized>(
         CursorKind::GpuMemory => super::gpu_memory::decode(row, cx),
         CursorKind::OpenMp => super::openmp::decode(row, cx),
     }
-}
-
-/// Decodes a row a partitioned reader handed out, with what the SQL path's `LEAD` gives.
-#[inline]
-fn decode_next(
-    kind: CursorKind,
-    row: &RowView,
-    next: &NextRow,
-    source: usize,
-    cxs: &mut [SourceCx],
-    names: &mut Names,
-) -> Result<Option<Record>> {
-    let mut rec = decode(kind, row, source, cxs, names)?;
-    if let Some(r) = &mut rec {
-        set_lookahead(r, next.start, next.next_start, &cxs[source]);
-    }
-    Ok(rec)
 }
 
 /// Fills in what the SQL path's `LEAD` gives, for a record read from per-resource runs: the start

@@ -18,16 +18,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use rusqlite::Connection;
-
 use super::context::{grown_slot, int, u32_or_0, u64_or_0, SourceCx};
 use super::ids::process_key;
 use super::query::{CursorKind, Query};
 use super::Schema;
-use crate::engine::partitioned::{
-    Aux, AuxRule, Member, OrderedRows, PartitionedRows, Spec, Survey,
-};
-use crate::engine::readers::Readers;
+use crate::engine::partitioned::{Aux, AuxRule, Member, NextRow, PartitionedRows, Spec, Survey};
+use crate::engine::readers::{Read, Readers, RowSink, Rows};
 use crate::engine::row::Fields;
 use crate::engine::select::{Expr, Select, Val};
 use crate::engine::Input;
@@ -232,7 +228,7 @@ struct Op {
 
 /// The GPU side of one process: its streams merged in correlation id order.
 struct ProcessOps<'c> {
-    rows: Box<dyn OrderedRows + 'c>,
+    rows: Rows<'c>,
     /// The next operation, read past the correlation ids joined so far.
     ahead: Option<Op>,
     /// Operations whose call has not come yet, by correlation id.
@@ -244,21 +240,7 @@ struct ProcessOps<'c> {
 
 impl ProcessOps<'_> {
     fn next_op(&mut self, cx: &SourceCx) -> Result<Option<Op>> {
-        let Some(n) = self.rows.next_row(&cx.file)? else {
-            return Ok(None);
-        };
-        let row = self.rows.row(n.row);
-        let g = |i: usize| int(&row, i, cx, WHAT);
-        let op = Op {
-            corr: n.start,
-            start: g(0)?.unwrap_or(0),
-            fam: g(2)?.unwrap_or(0),
-            tbl: g(3)?.unwrap_or(0),
-            rid: n.rid,
-            partition: n.partition,
-            bytes: g(1)?,
-        };
-        Ok(Some(op))
+        self.rows.next_with(&mut OpSink(cx))?.transpose()
     }
 
     /// The stream object of resource `partition` (its key: globalPid, deviceId, context,
@@ -267,6 +249,27 @@ impl ProcessOps<'_> {
         *grown_slot(&mut self.streams, partition).get_or_insert_with(|| {
             let k = self.rows.keys()[partition];
             stream_object(cx, k[0].unwrap_or(0), [k[1], k[2], k[3]])
+        })
+    }
+}
+
+/// Reads a GPU operation from a row of runs in correlation-id order.
+struct OpSink<'a, 'c>(&'a SourceCx<'c>);
+
+impl RowSink for OpSink<'_, '_> {
+    type Out = Result<Op>;
+
+    fn row<R: Fields + ?Sized>(&mut self, row: &R, next: Option<&NextRow>) -> Result<Op> {
+        let n = next.expect("operations are read in runs");
+        let g = |i: usize| int(row, i, self.0, WHAT);
+        Ok(Op {
+            corr: n.start,
+            start: g(0)?.unwrap_or(0),
+            fam: g(2)?.unwrap_or(0),
+            tbl: g(3)?.unwrap_or(0),
+            rid: n.rid,
+            partition: n.partition,
+            bytes: g(1)?,
         })
     }
 }
@@ -347,7 +350,7 @@ pub struct Operations<'c> {
 }
 
 /// Makes the reader of one process's operations from `gpu`'s spec and that process's runs.
-pub type OpsReader<'m, 'c> = dyn FnMut(&Spec, Survey) -> Box<dyn OrderedRows + 'c> + 'm;
+pub type OpsReader<'m, 'c> = dyn FnMut(&Spec, Survey) -> rusqlite::Result<Rows<'c>> + 'm;
 
 /// The process of an operations' resource key (globalPid first) as calls name it
 /// (`globalTid >> 24`): what [`Operations`] reads per process, and so which calls a tap takes.
@@ -357,28 +360,26 @@ fn ops_process(key: &crate::engine::partitioned::Key) -> Option<i64> {
 
 impl<'c> Operations<'c> {
     /// The operations of `gpu`'s survey, each process's read by a reader `read` makes.
-    pub fn new(gpu: &Spec, ops: Survey, read: &mut OpsReader<'_, 'c>) -> Operations<'c> {
-        let by_process = ops
-            .split_by(ops_process)
-            .into_iter()
-            .filter_map(|(pk, s)| {
-                pk.map(|pk| {
-                    (
-                        pk,
-                        ProcessOps {
-                            rows: read(gpu, s),
-                            ahead: None,
-                            waiting: BTreeMap::new(),
-                            streams: Vec::new(),
-                        },
-                    )
-                })
-            })
-            .collect();
-        Operations {
+    pub fn new(
+        gpu: &Spec,
+        ops: Survey,
+        read: &mut OpsReader<'_, 'c>,
+    ) -> rusqlite::Result<Operations<'c>> {
+        let mut by_process = BTreeMap::new();
+        for (pk, s) in ops.split_by(ops_process) {
+            let Some(pk) = pk else { continue };
+            let ops = ProcessOps {
+                rows: read(gpu, s)?,
+                ahead: None,
+                waiting: BTreeMap::new(),
+                streams: Vec::new(),
+            };
+            by_process.insert(pk, ops);
+        }
+        Ok(Operations {
             by_process,
             matched: Vec::new(),
-        }
+        })
     }
 
     /// Appends the links of `call` (its operations in order) to `out`. Calls come in the
@@ -440,51 +441,33 @@ impl<'c> Operations<'c> {
     }
 }
 
-/// The sort-free link reader (see the module comment), reading the calls itself.
+/// The sort-free link reader (see the module comment), reading the calls itself: a
+/// [`FedLinks`] fed by a reader of its own.
 pub struct LinkJoin<'c> {
-    calls: PartitionedRows<'c>,
-    side: CallSide,
-    ops: Operations<'c>,
-    /// Links of the current call, in order.
-    out: VecDeque<Record>,
+    calls: Rows<'c>,
+    tap: CallTap,
+    links: FedLinks<'c>,
 }
 
 impl<'c> LinkJoin<'c> {
-    /// The join over surveys already made (of `api` and `gpu`, on this connection's file).
-    pub fn new(
-        conn: &'c Connection,
-        api: &Spec,
-        calls: Survey,
-        ops: Operations<'c>,
-        pager: Option<std::rc::Rc<crate::sqlfile::Pager<'c>>>,
-    ) -> LinkJoin<'c> {
-        LinkJoin {
-            side: CallSide::new(calls.keys(), &ops),
-            calls: PartitionedRows::new(conn, api, calls, pager),
-            ops,
-            out: VecDeque::new(),
-        }
+    /// The join of the CUDA calls `calls` (runs whose aux floors are read: correlation ids)
+    /// with the operations `ops`.
+    pub fn new(calls: Rows<'c>, ops: Operations<'c>) -> LinkJoin<'c> {
+        let (links, tap) = FedLinks::new(ops, calls.keys());
+        LinkJoin { calls, tap, links }
     }
 
     /// The next link, or `None` at the end.
     pub fn next(&mut self, cx: &SourceCx) -> Result<Option<Record>> {
         loop {
-            if let Some(r) = self.out.pop_front() {
+            if let Some(r) = self.links.next_link() {
                 return Ok(Some(r));
             }
-            let Some(row) = self.calls.next_row(&cx.file)? else {
+            if self.calls.next_with(&mut self.tap)?.is_none() {
                 return Ok(None);
-            };
-            // Only the call's key, start and correlation id are needed, not its values.
-            let (start, partition, corr) = (row.start, row.partition, row.aux);
-            if corr.is_none() {
-                return Err(Error::BadData {
-                    file: cx.file.clone(),
-                    why: format!("{WHAT}: a call without correlation id"),
-                });
             }
-            if let Some(call) = self.side.call(&mut self.calls, start, partition, corr) {
-                self.ops.links_of(call, cx, &mut self.out)?;
+            for call in self.tap.drain() {
+                self.links.take(call, cx)?;
             }
         }
     }
@@ -511,23 +494,23 @@ pub struct CallTap {
 }
 
 impl CallTap {
-    /// Takes the row the host reader `rows` just handed out (all of them, decoded or not: the
-    /// join sees every call, as when it read the table itself).
-    pub fn take(
-        &mut self,
-        rows: &mut PartitionedRows,
-        start: i64,
-        partition: usize,
-        aux: Option<i64>,
-    ) {
-        if let Some(call) = self.side.call(rows, start, partition, aux) {
-            self.calls.push(call);
-        }
-    }
-
     /// The calls taken since the last time.
     pub fn drain(&mut self) -> std::vec::Drain<'_, Call> {
         self.calls.drain(..)
+    }
+}
+
+/// Takes every row the calls' reader hands out, decoded or not (the join sees every call, as
+/// when it read the table itself); its values are not needed.
+impl RowSink for CallTap {
+    type Out = ();
+
+    fn row<R: Fields + ?Sized>(&mut self, _: &R, _: Option<&NextRow>) {}
+
+    fn placed(&mut self, runs: &mut PartitionedRows, next: &NextRow) {
+        if let Some(call) = self.side.call(runs, next.start, next.partition, next.aux) {
+            self.calls.push(call);
+        }
     }
 }
 
@@ -558,15 +541,16 @@ impl<'c> FedLinks<'c> {
         gpu: &Spec,
         ops: Survey,
         page_reader: bool,
-    ) -> FedLinks<'c> {
-        let readers = Readers::new(vec![input], page_reader, 0);
-        let ops = Operations::new(gpu, ops, &mut |spec, runs| {
-            Box::new(readers.here(0, spec, runs))
-        });
-        FedLinks {
+    ) -> Result<FedLinks<'c>> {
+        let mut readers = Readers::new(vec![input], page_reader, 0);
+        let ops = Operations::new(gpu, ops, &mut |spec, survey| {
+            readers.open(0, Read::Runs(spec, survey, false))
+        })
+        .map_err(|e| Error::read(input.label, WHAT, e))?;
+        Ok(FedLinks {
             ops,
             out: VecDeque::new(),
-        }
+        })
     }
 
     /// Joins a call the host reader read (calls in its order).

@@ -58,13 +58,7 @@ pub fn decode<R: Fields + ?Sized>(row: &R, cx: &mut SourceCx) -> Result<Option<R
     };
     let span = cx.interval(TABLE, start, g(1, cx)?);
     let thread = cx.thread(TABLE, gtid)?;
-    let call = match g(3, cx)? {
-        Some(id) => cx
-            .strings
-            .text(id)?
-            .unwrap_or_else(|| format!("<unknown string {id}>")),
-        None => "<unnamed call>".to_owned(),
-    };
+    let call = cx.strings.call_name(g(3, cx)?)?;
     Ok(Some(Record::Annotation(Annotation::new(
         thread,
         span,

@@ -33,6 +33,14 @@ impl<'c> StringCache<'c> {
             .map_err(|e| Error::read(&self.file, "StringIds", e))
     }
 
+    /// The name of a call whose name is string `id`, with a placeholder where it has none.
+    pub fn call_name(&mut self, id: Option<i64>) -> Result<String> {
+        Ok(match id {
+            Some(id) => (self.text(id)?).unwrap_or_else(|| format!("<unknown string {id}>")),
+            None => "<unnamed call>".to_owned(),
+        })
+    }
+
     /// Interned name of string id `id`; a missing id becomes `<unknown string N>` so nothing is lost.
     pub fn name(&mut self, id: i64, names: &mut Names) -> Result<NameId> {
         self.name_with(id, names, |s| s.to_owned())

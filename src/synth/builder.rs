@@ -273,8 +273,10 @@ impl ExportBuilder {
         })
     }
 
+    /// A kernel execution launched by the API call with correlation id `corr`; `graph`: the
+    /// graph and node it ran as (`--cuda-graph-trace=node`, `corr` then the `cudaGraphLaunch`'s).
     #[allow(clippy::too_many_arguments)]
-    fn kernel_row(
+    pub fn kernel(
         &mut self,
         s: Stream,
         start: i64,
@@ -308,48 +310,6 @@ impl ExportBuilder {
             graph_node_id: graph.map(|g| g.1),
         });
         Ok(())
-    }
-
-    /// A kernel execution launched by the API call with correlation id `corr`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn kernel(
-        &mut self,
-        s: Stream,
-        start: i64,
-        dur: i64,
-        k: &KernelDef,
-        grid: [u32; 3],
-        block: [u32; 3],
-        corr: u64,
-    ) -> Result<()> {
-        self.kernel_row(s, start, dur, k, grid, block, corr, None)
-    }
-
-    /// A kernel executed as node `node_id` of graph `graph_id` (`--cuda-graph-trace=node`); `corr`
-    /// is the correlation id of the `cudaGraphLaunch` that ran the graph.
-    #[allow(clippy::too_many_arguments)]
-    pub fn graph_kernel(
-        &mut self,
-        s: Stream,
-        start: i64,
-        dur: i64,
-        k: &KernelDef,
-        grid: [u32; 3],
-        block: [u32; 3],
-        corr: u64,
-        graph_id: i64,
-        node_id: i64,
-    ) -> Result<()> {
-        self.kernel_row(
-            s,
-            start,
-            dur,
-            k,
-            grid,
-            block,
-            corr,
-            Some((graph_id, node_id)),
-        )
     }
 
     /// A memory copy; kinds are ENUM_CUDA_MEMCPY_OPER / ENUM_CUDA_MEM_KIND ids.
@@ -445,6 +405,11 @@ impl ExportBuilder {
             domain_id: 0,
             ..NvtxRow::default()
         });
+    }
+
+    /// A push/pop range of inline text `text` in the default domain, without payload.
+    pub fn nvtx_range(&mut self, t: Thread, start: i64, end: i64, text: &str) -> Result<()> {
+        self.nvtx_push_pop(t, start, end, NvtxText::Inline(text), 0, None)
     }
 
     /// eventType 59: a push/pop range on one thread; `json` is the extended payload as
@@ -589,11 +554,11 @@ impl ExportBuilder {
     }
 
     /// A row of `table`, one of the tables only some scenarios write ([`ExtraRows`]), with
-    /// `columns` (the same for every row of the table).
+    /// `columns` (apart by spaces; the same for every row of the table).
     pub fn extra_row(
         &mut self,
         table: &'static str,
-        columns: &'static [&'static str],
+        columns: &'static str,
         row: Vec<rusqlite::types::Value>,
     ) {
         match self.rows.extra.iter_mut().find(|e| e.table == table) {

@@ -243,6 +243,6 @@ pub struct Rows {
 #[derive(Clone, Debug)]
 pub struct ExtraRows {
     pub table: &'static str,
-    pub columns: &'static [&'static str],
+    pub columns: &'static str,
     pub rows: Vec<Vec<rusqlite::types::Value>>,
 }

@@ -160,6 +160,7 @@ pub(crate) fn nccl_launch(
         [32, 1, 1],
         [640, 1, 1],
         c.corr,
+        None,
     )?;
     let range_end = h.pause(300, 900);
     b.nvtx_push_pop(

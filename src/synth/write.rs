@@ -41,6 +41,11 @@ pub(super) fn u(v: impl Into<u64>) -> Value {
     Value::Integer(v.into() as i64)
 }
 
+/// Column names written apart by spaces, one by one.
+pub(super) fn names(list: &str) -> Vec<&str> {
+    list.split_whitespace().collect()
+}
+
 /// Inserts `rows` into `table`, naming the columns (so column order in the DDL never matters).
 pub(super) fn insert(
     conn: &Connection,
@@ -174,7 +179,7 @@ pub fn to_bytes(b: &ExportBuilder) -> Result<Vec<u8>> {
 fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
     let r = &b.rows;
     for e in &r.extra {
-        insert(c, b, e.table, e.columns, e.rows.iter().cloned())?;
+        insert(c, b, e.table, &names(e.columns), e.rows.iter().cloned())?;
     }
     let s = &b.session;
     insert(
@@ -337,49 +342,16 @@ fn export_metadata(b: &ExportBuilder) -> Vec<(String, String)> {
     m
 }
 
-/// TARGET_INFO_GPU and the CUDA streams. Long: the many columns one per line, then the values.
+/// TARGET_INFO_GPU and the CUDA streams.
 fn fill_gpus(c: &Connection, b: &ExportBuilder) -> Result<()> {
-    let cols = [
-        "vmId",
-        "id",
-        "name",
-        "busLocation",
-        "isDiscrete",
-        "l2CacheSize",
-        "totalMemory",
-        "memoryBandwidth",
-        "clockRate",
-        "smCount",
-        "pwGpuId",
-        "uuid",
-        "luid",
-        "chipName",
-        "cuDevice",
-        "revision",
-        "nodeMask",
-        "constantMemory",
-        "maxIPC",
-        "maxRegistersPerBlock",
-        "maxShmemPerBlock",
-        "maxShmemPerBlockOptin",
-        "maxShmemPerSm",
-        "maxRegistersPerSm",
-        "threadsPerWarp",
-        "asyncEngines",
-        "maxWarpsPerSm",
-        "maxBlocksPerSm",
-        "maxThreadsPerBlock",
-        "maxBlockDimX",
-        "maxBlockDimY",
-        "maxBlockDimZ",
-        "maxGridDimX",
-        "maxGridDimY",
-        "maxGridDimZ",
-        "computeMajor",
-        "computeMinor",
-        "smMajor",
-        "smMinor",
-    ];
+    let cols = names(
+        "vmId id name busLocation isDiscrete l2CacheSize totalMemory memoryBandwidth clockRate \
+         smCount pwGpuId uuid luid chipName cuDevice revision nodeMask constantMemory maxIPC \
+         maxRegistersPerBlock maxShmemPerBlock maxShmemPerBlockOptin maxShmemPerSm \
+         maxRegistersPerSm threadsPerWarp asyncEngines maxWarpsPerSm maxBlocksPerSm \
+         maxThreadsPerBlock maxBlockDimX maxBlockDimY maxBlockDimZ maxGridDimX maxGridDimY \
+         maxGridDimZ computeMajor computeMinor smMajor smMinor",
+    );
     let rows = b.rows.gpus.iter().map(|g| {
         let m = &g.model;
         let id = i64::from(g.id);
@@ -402,28 +374,12 @@ fn fill_gpus(c: &Connection, b: &ExportBuilder) -> Result<()> {
             int(161),
             int(0),
         ];
+        let int_max = i64::from(i32::MAX);
         v.extend(
             [
-                65_536,
-                4,
-                65_536,
-                49_152,
-                232_448,
-                233_472,
-                65_536,
-                32,
-                3,
-                64,
-                32,
-                1024,
-                1024,
-                1024,
-                64,
-                2_147_483_647,
-                65_535,
-                65_535,
+                65_536, 4, 65_536, 49_152, 232_448, 233_472, 65_536, 32, 3, 64, 32, 1024, 1024,
+                1024, 64, int_max, 65_535, 65_535,
             ]
-            .into_iter()
             .map(int),
         );
         v.extend([
@@ -439,15 +395,7 @@ fn fill_gpus(c: &Connection, b: &ExportBuilder) -> Result<()> {
         c,
         b,
         "TARGET_INFO_CUDA_STREAM",
-        &[
-            "streamId",
-            "hwId",
-            "vmId",
-            "processId",
-            "contextId",
-            "priority",
-            "flag",
-        ],
+        &names("streamId hwId vmId processId contextId priority flag"),
         b.rows.streams.iter().map(|s| {
             vec![
                 u(s.stream),

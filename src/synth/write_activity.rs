@@ -7,7 +7,8 @@ use rusqlite::Connection;
 
 use super::builder::ExportBuilder;
 use super::rows::GpuPlace;
-use super::write::{insert, int, opt, opt_text, smem_carveout, text, u, LOCAL_MEMORY_TOTAL};
+use super::write::LOCAL_MEMORY_TOTAL;
+use super::write::{insert, int, names, opt, opt_text, smem_carveout, text, u};
 use crate::error::Result;
 
 fn sorted<T: Clone>(v: &[T], key: impl Fn(&T) -> i64) -> Vec<T> {
@@ -16,16 +17,8 @@ fn sorted<T: Clone>(v: &[T], key: impl Fn(&T) -> i64) -> Vec<T> {
     v
 }
 
-const PLACE_COLS: [&str; 8] = [
-    "start",
-    "end",
-    "deviceId",
-    "contextId",
-    "greenContextId",
-    "streamId",
-    "correlationId",
-    "globalPid",
-];
+const PLACE_COLS: &str =
+    "start end deviceId contextId greenContextId streamId correlationId globalPid";
 
 fn place(p: &GpuPlace) -> Vec<Value> {
     vec![
@@ -40,43 +33,21 @@ fn place(p: &GpuPlace) -> Vec<Value> {
     ]
 }
 
-fn cols(extra: &[&'static str]) -> Vec<&'static str> {
-    PLACE_COLS.iter().chain(extra).copied().collect()
+/// The columns of a GPU activity table: [`PLACE_COLS`], then `extra` (names apart by spaces).
+fn cols(extra: &'static str) -> Vec<&'static str> {
+    names(PLACE_COLS).into_iter().chain(names(extra)).collect()
 }
 
 /// The activity tables. Long: one table's rows after another, in the schema's column order.
 pub fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
     let r = &b.rows;
-    let kernel_cols = cols(&[
-        "demangledName",
-        "shortName",
-        "mangledName",
-        "launchType",
-        "cacheConfig",
-        "registersPerThread",
-        "gridX",
-        "gridY",
-        "gridZ",
-        "blockX",
-        "blockY",
-        "blockZ",
-        "staticSharedMemory",
-        "dynamicSharedMemory",
-        "localMemoryPerThread",
-        "localMemoryTotal",
-        "gridId",
-        "sharedMemoryExecuted",
-        "graphNodeId",
-        "sharedMemoryLimitConfig",
-        "graphId",
-        "clusterX",
-        "clusterY",
-        "clusterZ",
-        "clusterSchedulingPolicy",
-        "maxPotentialClusterSize",
-        "maxActiveClusters",
-        "tensorSizeMinusOneElements",
-    ]);
+    let kernel_cols = cols(
+        "demangledName shortName mangledName launchType cacheConfig registersPerThread gridX gridY \
+         gridZ blockX blockY blockZ staticSharedMemory dynamicSharedMemory localMemoryPerThread \
+         localMemoryTotal gridId sharedMemoryExecuted graphNodeId sharedMemoryLimitConfig graphId \
+         clusterX clusterY clusterZ clusterSchedulingPolicy maxPotentialClusterSize \
+         maxActiveClusters tensorSizeMinusOneElements",
+    );
     insert(
         c,
         b,
@@ -120,7 +91,7 @@ pub fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
         c,
         b,
         "CUPTI_ACTIVITY_KIND_MEMCPY",
-        &cols(&["bytes", "copyKind", "srcKind", "dstKind", "copyCount"]),
+        &cols("bytes copyKind srcKind dstKind copyCount"),
         sorted(&r.memcpys, |m| m.at.start).iter().map(|m| {
             let mut v = place(&m.at);
             v.extend([
@@ -137,7 +108,7 @@ pub fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
         c,
         b,
         "CUPTI_ACTIVITY_KIND_MEMSET",
-        &cols(&["value", "bytes", "memKind"]),
+        &cols("value bytes memKind"),
         sorted(&r.memsets, |m| m.at.start).iter().map(|m| {
             let mut v = place(&m.at);
             v.extend([u(m.value), u(m.bytes), u(m.mem_kind)]);
@@ -148,7 +119,7 @@ pub fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
         c,
         b,
         "CUPTI_ACTIVITY_KIND_GRAPH_TRACE",
-        &cols(&["graphId", "graphExecId"]),
+        &cols("graphId graphExecId"),
         sorted(&r.graph_traces, |g| g.at.start).iter().map(|g| {
             let mut v = place(&g.at);
             v.extend([int(g.graph_id), int(g.graph_exec_id)]);
@@ -159,15 +130,7 @@ pub fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
         c,
         b,
         "CUPTI_ACTIVITY_KIND_RUNTIME",
-        &[
-            "start",
-            "end",
-            "eventClass",
-            "globalTid",
-            "correlationId",
-            "nameId",
-            "returnValue",
-        ],
+        &names("start end eventClass globalTid correlationId nameId returnValue"),
         sorted(&r.runtime, |x| x.start).iter().map(|x| {
             vec![
                 int(x.start),
@@ -184,19 +147,10 @@ pub fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
         c,
         b,
         "NVTX_EVENTS",
-        &[
-            "start",
-            "end",
-            "eventType",
-            "rangeId",
-            "category",
-            "text",
-            "globalTid",
-            "endGlobalTid",
-            "textId",
-            "domainId",
-            "jsonText",
-        ],
+        &names(
+            "start end eventType rangeId category text globalTid endGlobalTid textId domainId \
+             jsonText",
+        ),
         sorted(&r.nvtx, |n| n.start).iter().map(|n| {
             vec![
                 int(n.start),

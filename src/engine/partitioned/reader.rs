@@ -11,7 +11,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 
 use super::GROUPED_FETCHES;
-use super::{Aux, Block, Key, Member, NextRow, OrderedRows, RowAt, Run, Spec, Survey};
+use super::{Aux, Block, Key, Member, NextRow, RowAt, Run, Spec, Survey};
 use crate::engine::block::{RowBlock, RowView};
 use crate::engine::page_reader::{same_number, PageQuery, PageRow};
 use crate::engine::select::{Expr, Select};
@@ -109,18 +109,6 @@ impl OpenRun {
     }
 }
 
-impl OrderedRows for PartitionedRows<'_> {
-    fn keys(&self) -> &[Key] {
-        PartitionedRows::keys(self)
-    }
-    fn next_row(&mut self, file: &str) -> Result<Option<NextRow>> {
-        PartitionedRows::next_row(self, file)
-    }
-    fn row(&self, at: RowAt) -> RowView<'_> {
-        PartitionedRows::row(self, at)
-    }
-}
-
 /// A resource's frontier entry: (order value, family, rowid, run).
 type RunKey = (i64, i64, i64, usize);
 
@@ -161,6 +149,8 @@ pub struct PartitionedRows<'c> {
     max_batch: usize,
     /// The last fetch of the run that ended last: the row handed out last may be there.
     finished: RowBlock,
+    /// Where the row handed out last lies.
+    last: RowAt,
     /// The members fetched by the direct reader of the file format (engine/page_reader.rs).
     page_reader: Option<PageFetch<'c>>,
 }
@@ -288,6 +278,10 @@ impl<'c> PartitionedRows<'c> {
             max_batch: (ROW_BUDGET / (2 * most_overlapping(&survey.runs).max(1)))
                 .clamp(FIRST_BATCH, MAX_BATCH),
             finished: RowBlock::new(spec.columns.len()),
+            last: RowAt {
+                block: Block::Finished,
+                index: 0,
+            },
             page_reader: None,
             survey,
         };
@@ -507,17 +501,15 @@ impl<'c> PartitionedRows<'c> {
         Ok(upto - from)
     }
 
-    /// The values of a row [`next_row`](Self::next_row) handed out (it must be the last one).
+    /// The values of the row [`next_row`](Self::next_row) handed out last.
     #[inline]
-    pub fn row(&self, at: RowAt) -> RowView<'_> {
-        let block = match at.block {
+    pub fn row(&self) -> RowView<'_> {
+        let block = match self.last.block {
             Block::Rows(r) => &self.open[r].as_ref().expect("a run read").rows,
             Block::Before(r) => &self.open[r].as_ref().expect("a run read").before,
             Block::Finished => &self.finished,
-            #[cfg(not(target_family = "wasm"))]
-            Block::Helper => unreachable!("a helper's row is read from its batch"),
         };
-        block.row(at.index, &self.columns)
+        block.row(self.last.index, &self.columns)
     }
 
     /// The next row in the SQL path's order, with its lookahead.
@@ -586,8 +578,8 @@ impl<'c> PartitionedRows<'c> {
             Some((o, fam, rid, r)) => *top = Reverse((o, fam, rid, p, r)),
             None => drop(PeekMut::pop(top)),
         }
+        self.last = RowAt { block, index };
         Ok(Some(NextRow {
-            row: RowAt { block, index },
             start,
             next_start: next.map(|(s, ..)| s),
             rid,

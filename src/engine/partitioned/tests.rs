@@ -155,7 +155,7 @@ type Read = (i64, Option<i64>, i64, i64, String);
 fn read_all(rows: &mut PartitionedRows) -> Result<Vec<Read>> {
     let mut got = Vec::new();
     while let Some(next) = rows.next_row("test")? {
-        let row = rows.row(next.row);
+        let row = rows.row();
         let ValueRef::Text(name) = row.value(1).unwrap() else {
             panic!("a name")
         };
@@ -272,7 +272,7 @@ fn every_row_handed_out_reads_its_own_values() {
     let mut rows = PartitionedRows::new(&conn, &spec, surveyed, None);
     let mut got = Vec::new();
     while let Some(next) = rows.next_row("test").unwrap() {
-        let row = rows.row(next.row);
+        let row = rows.row();
         let tid = rows.keys()[next.partition][0].unwrap();
         assert_eq!(
             row.value(0).unwrap(),

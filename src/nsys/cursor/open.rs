@@ -9,7 +9,7 @@ use super::early::EarlySurveys;
 use super::{Cursor, Cursors, RowSource};
 use crate::engine::partitioned::parallel::{survey_all, Job, Outcome};
 use crate::engine::partitioned::{Spec, Survey};
-use crate::engine::readers::Readers;
+use crate::engine::readers::{Read, Readers};
 use crate::engine::Input;
 use crate::error::{Error, Result};
 use crate::nsys::context::SourceCx;
@@ -147,7 +147,7 @@ impl<'c> Cursors<'c> {
             };
             open.chosen.push(chosen);
         }
-        open.finish(exports, cxs, &queries, &readers, tuning.sort_free)
+        open.finish(exports, cxs, &queries, &mut readers, tuning.sort_free)
     }
 }
 
@@ -254,13 +254,12 @@ impl<'c> Opening<'c> {
         threads: ReadThreads,
     ) -> Result<Chosen<'c>> {
         let q = &queries[qi];
-        let (label, source) = (readers.input(q.source).0.label, q.source);
-        let read = |e| Error::read(label, q.what, e);
-        Ok(Chosen::Rows(match &q.partitioned {
-            Some(Partitioned::Rows(spec)) => surveys.next(label, q.what)?.map(|s| match q.kind {
-                CursorKind::Host => RowSource::Partitioned(Box::new(readers.here(source, spec, s))),
-                _ => RowSource::Ordered(readers.anywhere(source, spec, s)),
-            }),
+        let (label, source, what) = (readers.label(q.source), q.source, q.what);
+        let read = |e| Error::read(label, what, e);
+        let asked = match &q.partitioned {
+            // The host calls' tap reads the runs' aux floors (see `links`).
+            Some(Partitioned::Rows(spec)) => (surveys.next(label, what)?)
+                .map(|s| Read::Runs(spec, s, q.kind == CursorKind::Host)),
             // Discovery collected the keys in its pass over the table (without them, the SQL
             // path reads the family: same rows, same order).
             Some(Partitioned::Keys(spec)) => {
@@ -268,22 +267,18 @@ impl<'c> Opening<'c> {
                     .lock()
                     .expect("only this thread takes surveys")
                     .take_keys(spec);
-                match keys.transpose().map_err(read)? {
-                    Some(Some(keys)) => Some(RowSource::BySortKeys(Box::new(
-                        readers
-                            .by_sort_keys(source, q.what, spec, keys)
-                            .map_err(read)?,
-                    ))),
-                    _ => None,
-                }
+                let keys = keys.transpose().map_err(read)?.flatten();
+                keys.map(|keys| Read::SortKeys { what, spec, keys })
             }
             Some(Partitioned::Links { api, gpu }) => {
-                let calls = surveys.next(label, q.what)?;
-                let ops = surveys.next(label, q.what)?;
-                return Ok(self.links(qi, queries, (api, gpu), (calls, ops), readers, threads));
+                let calls = surveys.next(label, what)?;
+                let ops = surveys.next(label, what)?;
+                return self.links(qi, queries, (api, gpu), (calls, ops), readers, threads);
             }
             None => None,
-        }))
+        };
+        let opened = asked.map(|asked| readers.open(source, asked).map_err(read));
+        Ok(Chosen::Rows(opened.transpose()?.map(RowSource::Table)))
     }
 
     /// The link join of query `qi` over the `calls` and `ops` surveyed: fed by this input's host
@@ -297,13 +292,16 @@ impl<'c> Opening<'c> {
         (calls, ops): (Option<Survey>, Option<Survey>),
         readers: &mut Readers<'c>,
         threads: ReadThreads,
-    ) -> Chosen<'c> {
-        let source = queries[qi].source;
+    ) -> Result<Chosen<'c>> {
+        let q = &queries[qi];
+        let source = q.source;
+        let label = readers.label(source);
+        let read = |e| Error::read(label, q.what, e);
         let host = (0..qi).find_map(|h| match &self.chosen[h] {
-            Chosen::Rows(Some(RowSource::Partitioned(rows)))
+            Chosen::Rows(Some(RowSource::Table(rows)))
                 if queries[h].kind == CursorKind::Host
                     && queries[h].source == source
-                    && rows.aux_sound() =>
+                    && rows.aux_floors() =>
             {
                 Some((h, rows.keys()))
             }
@@ -311,9 +309,11 @@ impl<'c> Opening<'c> {
         });
         // Made only where a join reads them (a helper starts reading at once).
         let operations = |ops, readers: &mut Readers<'c>| {
-            Operations::new(gpu, ops, &mut |spec, s| readers.anywhere(source, spec, s))
+            Operations::new(gpu, ops, &mut |spec, survey| {
+                readers.open(source, Read::Runs(spec, survey, false))
+            })
         };
-        match (host, calls, ops) {
+        Ok(match (host, calls, ops) {
             (Some((h, host_keys)), _, Some(ops)) if threads.joins_on_sinks_thread => {
                 self.taps[h] = Some(CallTap::for_sinks_thread(host_keys, &ops));
                 self.to_sinks_thread[h] = Some(self.sinks_thread_joins.len());
@@ -325,19 +325,20 @@ impl<'c> Opening<'c> {
                 Chosen::OnSinksThread
             }
             (Some((h, host_keys)), _, Some(ops)) => {
-                let (links, tap) = FedLinks::new(operations(ops, readers), host_keys);
+                let ops = operations(ops, readers).map_err(read)?;
+                let (links, tap) = FedLinks::new(ops, host_keys);
                 self.taps[h] = Some(tap);
                 self.fed[h] = Some(qi);
                 Chosen::Rows(Some(RowSource::FedLinks(Box::new(links))))
             }
             (None, Some(calls), Some(ops)) => {
-                let (input, pager) = readers.input(source);
-                let ops = operations(ops, readers);
-                let join = LinkJoin::new(input.conn, api, calls, ops, pager);
+                let ops = operations(ops, readers).map_err(read)?;
+                let calls = readers.open(source, Read::Runs(api, calls, true));
+                let join = LinkJoin::new(calls.map_err(read)?, ops);
                 Chosen::Rows(Some(RowSource::Links(Box::new(join))))
             }
             _ => Chosen::Rows(None),
-        }
+        })
     }
 
     /// The cursors as chosen, the SQL path's opened for the others.
@@ -346,7 +347,7 @@ impl<'c> Opening<'c> {
         exports: &[Export],
         cxs: Vec<SourceCx<'c>>,
         queries: &[Query],
-        readers: &Readers<'c>,
+        readers: &mut Readers<'c>,
         sort_free: bool,
     ) -> Result<Cursors<'c>> {
         let label = |q: &Query| exports[q.source].label.clone();
@@ -366,41 +367,30 @@ impl<'c> Opening<'c> {
             .map(|(q, _)| label(q))
             .collect();
         // The queries left to the sinks' thread have no cursor: the others' indices close up.
-        let gone: Vec<bool> = self
-            .chosen
-            .iter()
-            .map(|c| matches!(c, Chosen::OnSinksThread))
-            .collect();
-        let index: Vec<usize> = (gone.iter())
-            .scan(0, |next, &gone| {
-                let i = *next;
-                *next += usize::from(!gone);
-                Some(i)
-            })
-            .collect();
-        let kept = |qi: &usize| !gone[*qi];
-        let fed = (0..queries.len())
-            .filter(kept)
-            .map(|qi| self.fed[qi].map(|j| index[j]))
-            .collect();
-        let to_sinks_thread = (0..queries.len())
-            .filter(kept)
-            .map(|qi| self.to_sinks_thread[qi])
-            .collect();
-        let mut list = Vec::with_capacity(queries.len());
-        for ((q, chosen), tap) in queries.iter().zip(self.chosen).zip(self.taps) {
+        let (mut index, mut kept) = (Vec::with_capacity(queries.len()), 0);
+        for c in &self.chosen {
+            index.push(kept);
+            kept += usize::from(!matches!(c, Chosen::OnSinksThread));
+        }
+        let (mut list, mut fed, mut to_sinks_thread) = (Vec::new(), Vec::new(), Vec::new());
+        let links = self.fed.iter().zip(self.to_sinks_thread).zip(self.taps);
+        for ((q, chosen), ((fed_to, sinks_thread), tap)) in
+            queries.iter().zip(self.chosen).zip(links)
+        {
             let rows = match chosen {
                 Chosen::OnSinksThread => continue,
                 Chosen::Rows(Some(rows)) => rows,
-                Chosen::Rows(None) => RowSource::Sql(
-                    (readers.sql(q.source, &q.sql))
-                        .map_err(|e| Error::read(&exports[q.source].label, q.what, e))?,
-                ),
+                Chosen::Rows(None) => {
+                    let (what, sql) = (q.what, q.sql.as_str());
+                    let rows = readers.open(q.source, Read::Sql { what, sql });
+                    RowSource::Table(rows.map_err(|e| Error::read(&label(q), what, e))?)
+                }
             };
+            fed.push(fed_to.map(|j| index[j]));
+            to_sinks_thread.push(sinks_thread);
             list.push(Cursor {
                 kind: q.kind,
                 source: q.source,
-                what: q.what,
                 rows,
                 head: None,
                 tap,

@@ -94,7 +94,7 @@ impl Parser {
             self.description.push(line.to_owned());
             // Paraver's loader still reads description lines as tags.
             let first = line.split(' ').next().unwrap_or("");
-            if names::KNOWN_TAGS.contains(&first) || line.starts_with('<') {
+            if names::is_known_tag(first) || line.starts_with('<') {
                 self.cfg.problems.push(format!(
                     "cfg line {no}: description line starts with the tag '{first}', which Paraver will execute"
                 ));
@@ -193,7 +193,7 @@ impl Parser {
             "window_units" => {
                 let w = self.window(tag)?;
                 let u = rest.split(' ').next().unwrap_or("");
-                if !names::TIME_UNITS.contains(&u) {
+                if !names::listed(names::TIME_UNITS, u) {
                     return Err(Issue::Ignored(format!(
                         "window_units '{u}' is not a unit (Paraver ignores it)"
                     )));
@@ -203,7 +203,7 @@ impl Parser {
             "window_operation" => {
                 let w = self.window(tag)?;
                 if w.kind == WindowKind::Composed {
-                    if !names::DERIVED_FUNCTIONS.contains(&rest) {
+                    if !names::listed(names::DERIVED_FUNCTIONS, rest) {
                         return Err(Issue::from(format!(
                             "window_operation '{rest}' is not a derived function"
                         )));
@@ -296,7 +296,7 @@ impl Parser {
             "window_color_mode" => {
                 self.window(tag)?;
                 let v = rest.split(' ').next().unwrap_or("");
-                if !names::COLOR_MODES.contains(&v) {
+                if !names::listed(names::COLOR_MODES, v) {
                     return Err(Issue::Ignored(format!(
                         "window_color_mode '{v}' is unknown (Paraver ignores it)"
                     )));
@@ -305,7 +305,7 @@ impl Parser {
             "window_drawmode" | "window_drawmode_rows" => {
                 self.window(tag)?;
                 let v = rest.split(' ').next().unwrap_or("");
-                if !names::DRAW_MODES.contains(&v) {
+                if !names::listed(names::DRAW_MODES, v) {
                     return Err(Issue::Ignored(format!(
                         "{tag} '{v}' is unknown (Paraver ignores it)"
                     )));
@@ -314,13 +314,13 @@ impl Parser {
             "window_selected_functions" => {
                 let w = self.window(tag)?;
                 for (key, function) in function_list(rest, tag)? {
-                    if names::FILTER_KEYS.contains(&key.as_str()) {
+                    if names::listed(names::FILTER_KEYS, &key) {
                         if w.kind == WindowKind::Composed {
                             return Err(Issue::from(format!(
                                 "a composed window cannot have the filter {{{key}, {function}}}"
                             )));
                         }
-                        if !names::FILTER_FUNCTIONS.contains(&function.as_str()) {
+                        if !names::listed(names::FILTER_FUNCTIONS, &function) {
                             return Err(Issue::from(format!(
                                 "'{function}' is not a filter function (for {key})"
                             )));
@@ -371,14 +371,14 @@ impl Parser {
                 });
             }
             t if (t.starts_with("Analyzer2D.") || t.starts_with("Analyzer3D."))
-                && names::KNOWN_TAGS.contains(&t) =>
+                && names::is_known_tag(t) =>
             {
                 let nwindows = self.cfg.windows.len() as u32;
                 let a = self.analyzer(tag)?;
                 analyzer_tag(a, tag, rest.trim_end(), nwindows)?;
             }
             t if t.starts_with('<') => {} // `< NEW DISPLAYING WINDOW ... >` is a comment
-            t if names::KNOWN_TAGS.contains(&t) => {}
+            t if names::is_known_tag(t) => {}
             _ => {
                 return Err(Issue::Ignored(format!(
                     "unknown tag '{tag}' (Paraver ignores the line)"

@@ -286,7 +286,7 @@ fn event_filter(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Out) ->
 /// The records the window's thread function reads must exist, with its parameters.
 fn semantics(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Out) {
     let f = w.thread_function();
-    if names::STATE_FUNCTIONS.contains(&f) {
+    if names::listed(names::STATE_FUNCTIONS, f) {
         if facts.states.is_empty() {
             problems.error(format!(
                 "{at}: '{f}' reads states, and the trace has no state record"
@@ -307,7 +307,7 @@ fn semantics(w: &Window, facts: &TraceFacts, at: &str, problems: &mut Out) {
             }
         }
     }
-    if names::COMM_FUNCTIONS.contains(&f) {
+    if names::listed(names::COMM_FUNCTIONS, f) {
         if facts.comm_tags.is_empty() {
             problems.error(format!(
                 "{at}: '{f}' reads communications, and the trace has none"
@@ -445,10 +445,11 @@ fn analyzer(cfg: &Cfg, k: usize, facts: &TraceFacts, problems: &mut Out) {
     }
     match a.statistic.as_deref() {
         None => problems.error(format!("{at}: no Analyzer2D.Statistic")),
-        Some(s) if names::COMM_STATISTICS.contains(&s) && facts.comm_tags.is_empty() => problems
-            .error(format!(
+        Some(s) if names::listed(names::COMM_STATISTICS, s) && facts.comm_tags.is_empty() => {
+            problems.error(format!(
                 "{at}: statistic '{s}' counts communications, and the trace has none"
-            )),
+            ))
+        }
         Some(_) => {}
     }
     if a.compute_y_scale == Some(false) {

@@ -260,7 +260,9 @@ pub(super) fn analyzer_tag(
         "Analyzer2D.DataWindow:" => a.data_window = Some(window_index(v)?),
         "Analyzer2D.3D_ControlWindow:" => a.extra_control_window = Some(window_index(v)?),
         "Analyzer2D.Statistic:" => {
-            if !names::SEMANTIC_STATISTICS.contains(&v) && !names::COMM_STATISTICS.contains(&v) {
+            if !names::listed(names::SEMANTIC_STATISTICS, v)
+                && !names::listed(names::COMM_STATISTICS, v)
+            {
                 return Err(format!("'{v}' is not a histogram statistic"));
             }
             a.statistic = Some(v.to_owned());

@@ -113,10 +113,8 @@ fn plan_step(origins: &[i64; RANKS]) -> Vec<StepTimes> {
     let mut nccl: Vec<Lane> = origins.iter().map(|&g| Lane::new(g)).collect();
     let mut allreduce = vec![Vec::new(); RANKS];
     for ready in &bucket_ready {
-        for (r, span) in collective(&mut nccl, ready, ALLREDUCE_NS)
-            .into_iter()
-            .enumerate()
-        {
+        let spans = collective(&mut nccl, ready, ALLREDUCE_NS);
+        for (r, span) in spans.into_iter().enumerate() {
             allreduce[r].push(span);
         }
     }
@@ -151,12 +149,8 @@ pub fn build(seed: u64) -> Result<Scenario> {
     b.capture_setting("PROCESS_0:ARGUMENT_0", "--nproc_per_node=4");
     b.capture_setting("PROCESS_0:ARGUMENT_1", "train_ddp.py");
     b.add_process(31_530, "torchrun", None, T_INIT - 40_000_000);
-    let ar_kernel = names::nccl_kernel(
-        NcclAbi::V2_19,
-        "AllReduce",
-        Some(("Sum", "bf16")),
-        Some(("RING", "LL")),
-    );
+    let (sum, ring) = (Some(("Sum", "bf16")), Some(("RING", "LL")));
+    let ar_kernel = names::nccl_kernel(NcclAbi::V2_19, "AllReduce", sum, ring);
     let mut ranks = Vec::new();
     for (r, &pid) in PIDS.iter().enumerate() {
         let p = b.add_process(pid, "python3", Some(r as u32), T_INIT + r as i64 * 1_000);
@@ -215,26 +209,10 @@ pub fn build(seed: u64) -> Result<Scenario> {
                 .collect();
             ops.push(loss());
             for (o, &start) in ops.iter().zip(&plan.forward) {
-                m.launch(
-                    &mut b,
-                    o.api,
-                    compute,
-                    start,
-                    scaled(r, o.dur),
-                    &o.k,
-                    o.grid,
-                    o.block,
-                )?;
+                m.launch(&mut b, compute, start, scaled(r, o.dur), o)?;
             }
             let fwd_end = m.pause(1_000, 3_000);
-            b.nvtx_push_pop(
-                m.thread,
-                fwd_start,
-                fwd_end,
-                NvtxText::Inline("forward"),
-                0,
-                None,
-            )?;
+            b.nvtx_range(m.thread, fwd_start, fwd_end, "forward")?;
             let c = m.call(&mut b, "cudaMemsetAsync_v3020", 3_000, 6_000);
             ahead(&b, "grad bucket memset", c, plan.memset)?;
             b.memset(compute, plan.memset, MEMSET_NS, GRAD_BYTES, 0, c.corr)?;
@@ -244,16 +222,7 @@ pub fn build(seed: u64) -> Result<Scenario> {
             a.t = bwd_start + 8_000;
             for (layer, starts) in plan.backward.iter().enumerate() {
                 for (o, &start) in bwd.iter().zip(starts) {
-                    a.launch(
-                        &mut b,
-                        o.api,
-                        compute,
-                        start,
-                        scaled(r, o.dur),
-                        &o.k,
-                        o.grid,
-                        o.block,
-                    )?;
+                    a.launch(&mut b, compute, start, scaled(r, o.dur), o)?;
                 }
                 // The DDP reducer: order the NCCL stream after this bucket, then all-reduce it.
                 a.call(&mut b, "cudaEventRecord_v3020", 2_000, 4_000);
@@ -272,38 +241,15 @@ pub fn build(seed: u64) -> Result<Scenario> {
             }
             m.t = m.t.max(a.t);
             let bwd_end = m.pause(2_000, 5_000);
-            b.nvtx_push_pop(
-                m.thread,
-                bwd_start,
-                bwd_end,
-                NvtxText::Inline("backward"),
-                0,
-                None,
-            )?;
+            b.nvtx_range(m.thread, bwd_start, bwd_end, "backward")?;
 
             let opt_start = m.pause(1_000, 3_000);
             m.call(&mut b, "cudaStreamWaitEvent_v3020", 2_000, 4_000);
             for (o, &start) in opt.iter().zip(&plan.optimizer) {
-                m.launch(
-                    &mut b,
-                    o.api,
-                    compute,
-                    start,
-                    scaled(r, o.dur),
-                    &o.k,
-                    o.grid,
-                    o.block,
-                )?;
+                m.launch(&mut b, compute, start, scaled(r, o.dur), o)?;
             }
             let opt_end = m.pause(1_000, 3_000);
-            b.nvtx_push_pop(
-                m.thread,
-                opt_start,
-                opt_end,
-                NvtxText::Inline("optimizer"),
-                0,
-                None,
-            )?;
+            b.nvtx_range(m.thread, opt_start, opt_end, "optimizer")?;
             // The step ends when the GPU is done: from here on times are seed-independent.
             m.blocking_call(&mut b, "cudaStreamSynchronize_v3020", plan.end + 3_000)?;
             let step_end = plan.end + 5_000;

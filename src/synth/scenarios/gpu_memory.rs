@@ -26,19 +26,8 @@ const DEVICE: i64 = 2;
 const PINNED_KIND: i64 = 1;
 const ALLOCATION: i64 = 0;
 const DEALLOCATION: i64 = 1;
-const COLUMNS: &[&str] = &[
-    "start",
-    "globalPid",
-    "deviceId",
-    "contextId",
-    "address",
-    "pc",
-    "bytes",
-    "memKind",
-    "memoryOperationType",
-    "name",
-    "correlationId",
-];
+const COLUMNS: &str = "start globalPid deviceId contextId address pc bytes memKind \
+                       memoryOperationType name correlationId";
 const TABLE: &str = "CUDA_GPU_MEMORY_USAGE_EVENTS";
 
 /// The memory in use after each device memory change (MiB), in order: what the converter's
@@ -62,23 +51,12 @@ fn memory_call(b: &mut ExportBuilder, h: &mut Host, t: Thread, name: &str, row: 
     let [address, bytes, kind, operation] = row;
     let c = h.call(b, name, 4_000, 12_000);
     let pid = crate::synth::ids::global_pid(t.pid);
-    b.extra_row(
-        TABLE,
-        COLUMNS,
-        vec![
-            Value::Integer(c.end - 500),
-            Value::Integer(pid),
-            Value::Integer(0),
-            Value::Integer(1),
-            Value::Integer(address),
-            Value::Integer(0x7f00_0000_1000),
-            Value::Integer(bytes),
-            Value::Integer(kind),
-            Value::Integer(operation),
-            Value::Null,
-            Value::Integer(c.corr as i64),
-        ],
-    );
+    let (pc, corr) = (0x7f00_0000_1000, c.corr as i64);
+    let head = [c.end - 500, pid, 0, 1, address, pc, bytes, kind, operation];
+    let mut values: Vec<Value> = head.into_iter().map(Value::Integer).collect();
+    // No name, then the correlation id.
+    values.extend([Value::Null, Value::Integer(corr)]);
+    b.extra_row(TABLE, COLUMNS, values);
 }
 
 pub fn build(seed: u64) -> Result<Scenario> {
@@ -102,7 +80,7 @@ pub fn build(seed: u64) -> Result<Scenario> {
     for i in 0..KERNELS {
         let k = gemm("tn", "128x256x64", "2x1x1", KERNEL_NS);
         let at = lane.place(g0 + i * KERNEL_NS, KERNEL_NS);
-        h.launch(&mut b, k.api, s, at, KERNEL_NS, &k.k, k.grid, k.block)?;
+        h.launch(&mut b, s, at, KERNEL_NS, &k)?;
     }
     h.blocking_call(&mut b, "cudaDeviceSynchronize_v3020", lane.free + 2_000)?;
     for f in FREED {

@@ -80,21 +80,14 @@ pub fn build(seed: u64) -> Result<Scenario> {
             gemm("nt", "128x128x64", "1x1x1", 0)
         };
         let dur = GPU_KERNELS[*dev].1;
-        h.launch(&mut b, k.api, *s, *at, dur, &k.k, k.grid, k.block)?;
+        h.launch(&mut b, *s, *at, dur, &k)?;
         if i == 0 {
             b.nvtx_mark(main, h.t + 500, NvtxText::Inline("first launch"), 0);
         }
     }
     let end = busy.iter().flatten().map(|x| x.1).max().unwrap_or(g0);
     h.blocking_call(&mut b, "cudaDeviceSynchronize_v3020", end + 3_000)?;
-    b.nvtx_push_pop(
-        main,
-        start,
-        end + 5_000,
-        NvtxText::Inline("model_parallel_step"),
-        0,
-        None,
-    )?;
+    b.nvtx_range(main, start, end + 5_000, "model_parallel_step")?;
     // Samples at g0 + k·PERIOD, each describing the interval before it.
     for (dev, &type_id) in type_ids.iter().enumerate() {
         for k in 1..=SAMPLES {

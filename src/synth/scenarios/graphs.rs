@@ -12,7 +12,7 @@
 use super::sched::{ahead, Host, Lane};
 use super::{builder, gemm, op, Op, Scenario, H100, HOST_LEAD, T_INIT, T_WORK};
 use crate::error::Result;
-use crate::synth::builder::{NvtxText, StreamKind};
+use crate::synth::builder::StreamKind;
 use crate::synth::names;
 use crate::synth::spec::{counts, ScenarioSpec};
 
@@ -92,17 +92,10 @@ pub fn build(seed: u64, mode: Mode) -> Result<Scenario> {
     b.memcpy(s, at, WEIGHTS_NS, WEIGHTS_BYTES, 1, 1, 2, c.corr)?;
     for o in warmup() {
         let at = lane.place(0, o.dur);
-        h.launch(&mut b, o.api, s, at, o.dur, &o.k, o.grid, o.block)?;
+        h.launch(&mut b, s, at, o.dur, &o)?;
     }
     h.blocking_call(&mut b, "cudaStreamSynchronize_v3020", lane.free + 3_000)?;
-    b.nvtx_push_pop(
-        main,
-        w_start,
-        h.t + 1_000,
-        NvtxText::Inline("warmup"),
-        0,
-        None,
-    )?;
+    b.nvtx_range(main, w_start, h.t + 1_000, "warmup")?;
 
     // Capture: the launches are recorded into the graph, nothing runs.
     for g in 0..GRAPHS {
@@ -123,14 +116,7 @@ pub fn build(seed: u64, mode: Mode) -> Result<Scenario> {
         } else {
             "capture bs=16"
         };
-        b.nvtx_push_pop(
-            main,
-            c_start,
-            h.pause(1_000, 2_000),
-            NvtxText::Inline(label),
-            0,
-            None,
-        )?;
+        b.nvtx_range(main, c_start, h.pause(1_000, 2_000), label)?;
     }
 
     // Replays: the GPU plan starts a fixed lead after the host's deterministic restart point.
@@ -158,17 +144,8 @@ pub fn build(seed: u64, mode: Mode) -> Result<Scenario> {
             )?,
             Mode::Node => {
                 for (k, (o, &at)) in ns.iter().zip(&starts).enumerate() {
-                    b.graph_kernel(
-                        s,
-                        at,
-                        o.dur,
-                        &o.k,
-                        o.grid,
-                        o.block,
-                        c.corr,
-                        graph_id(g),
-                        node_id(g, k),
-                    )?;
+                    let node = Some((graph_id(g), node_id(g, k)));
+                    b.kernel(s, at, o.dur, &o.k, o.grid, o.block, c.corr, node)?;
                 }
             }
         }
@@ -177,14 +154,7 @@ pub fn build(seed: u64, mode: Mode) -> Result<Scenario> {
         ahead(&b, "logits copy", c, at)?;
         b.memcpy(s, at, LOGITS_NS, LOGITS_BYTES, 2, 2, 1, c.corr)?;
         h.blocking_call(&mut b, "cudaStreamSynchronize_v3020", lane.free + 3_000)?;
-        b.nvtx_push_pop(
-            main,
-            d_start,
-            lane.free + 5_000,
-            NvtxText::Inline("decode"),
-            0,
-            None,
-        )?;
+        b.nvtx_range(main, d_start, lane.free + 5_000, "decode")?;
         host_start = lane.free + 40_000;
     }
     Ok(Scenario {

@@ -30,27 +30,9 @@ const TASKWAIT: i64 = 5;
 /// ENUM_NSYS_EVENT_CLASS of OpenMP events (TRACE_PROCESS_EVENT_OPENMP).
 const EVENT_CLASS: i64 = 78;
 
-const REGION_COLUMNS: &[&str] = &[
-    "start",
-    "end",
-    "eventClass",
-    "globalTid",
-    "nameId",
-    "eventKind",
-    "parallelId",
-    "parentTaskId",
-];
-const TASK_COLUMNS: &[&str] = &[
-    "start",
-    "end",
-    "eventClass",
-    "globalTid",
-    "nameId",
-    "eventKind",
-    "parallelId",
-    "taskId",
-    "kind",
-];
+const REGION_COLUMNS: &str =
+    "start end eventClass globalTid nameId eventKind parallelId parentTaskId";
+const TASK_COLUMNS: &str = "start end eventClass globalTid nameId eventKind parallelId taskId kind";
 
 /// Time thread `k` ends its implicit task (and enters the barrier) in region `r`.
 fn barrier_start(r: i64, k: u32) -> i64 {
@@ -61,41 +43,18 @@ fn region_start(r: i64) -> i64 {
     T_WORK + r * PERIOD
 }
 
-/// A row of `table` on thread `t` (`start, end, eventClass, globalTid, nameId, eventKind,
-/// parallelId` and then `rest`).
-fn row(
-    b: &mut ExportBuilder,
-    table: &'static str,
-    t: Thread,
-    span: (i64, i64),
-    fields: [i64; 3],
-    rest: &[i64],
-) {
-    let [name_kind, kind, parallel] = fields;
-    let name = b.string(match name_kind {
-        KIND_PARALLEL => "parallel",
-        KIND_TASK => "task",
-        _ => "sync_region",
-    });
-    let mut values = vec![
-        span.0,
-        span.1,
-        EVENT_CLASS,
-        t.global_tid(),
-        name,
-        kind,
-        parallel,
-    ];
-    values.extend_from_slice(rest);
-    let columns = match table {
-        "OPENMP_EVENT_KIND_PARALLEL" => REGION_COLUMNS,
-        _ => TASK_COLUMNS,
+/// A row of event kind `kind`'s table on thread `t` (`start, end, eventClass, globalTid,
+/// nameId, eventKind` and then `ids`: `parallelId` and the table's own).
+fn row(b: &mut ExportBuilder, kind: i64, t: Thread, span: (i64, i64), ids: &[i64]) {
+    let (table, name, columns) = match kind {
+        KIND_PARALLEL => ("OPENMP_EVENT_KIND_PARALLEL", "parallel", REGION_COLUMNS),
+        KIND_TASK => ("OPENMP_EVENT_KIND_TASK", "task", TASK_COLUMNS),
+        _ => ("OPENMP_EVENT_KIND_SYNC_REGION", "sync_region", TASK_COLUMNS),
     };
-    b.extra_row(
-        table,
-        columns,
-        values.into_iter().map(Value::Integer).collect(),
-    );
+    let name = b.string(name);
+    let head = [span.0, span.1, EVENT_CLASS, t.global_tid(), name, kind];
+    let values = head.iter().chain(ids).map(|&v| Value::Integer(v)).collect();
+    b.extra_row(table, columns, values);
 }
 
 pub fn build(seed: u64) -> Result<Scenario> {
@@ -110,65 +69,30 @@ pub fn build(seed: u64) -> Result<Scenario> {
     for r in 0..REGIONS {
         let (start, end) = (region_start(r), region_start(r) + REGION_NS);
         let parallel = r + 1;
-        let region = [KIND_PARALLEL, KIND_PARALLEL, parallel];
-        row(
-            &mut b,
-            "OPENMP_EVENT_KIND_PARALLEL",
-            threads[0],
-            (start, end),
-            region,
-            &[0],
-        );
+        let region = [parallel, 0];
+        row(&mut b, KIND_PARALLEL, threads[0], (start, end), &region);
         for (k, &t) in threads.iter().enumerate() {
             let k = k as u32;
             let enter = barrier_start(r, k);
-            let task = [KIND_TASK, KIND_TASK, parallel];
-            let implicit = [task_id, TASK_IMPLICIT];
-            row(
-                &mut b,
-                "OPENMP_EVENT_KIND_TASK",
-                t,
-                (start + 5_000, enter),
-                task,
-                &implicit,
-            );
+            let implicit = [parallel, task_id, TASK_IMPLICIT];
+            row(&mut b, KIND_TASK, t, (start + 5_000, enter), &implicit);
             // The last barrier of the last thread: an end the capture never saw.
             let last = r == REGIONS - 1 && k == THREADS - 1;
             let leave = if last { end + 10_000_000_000 } else { end };
-            let sync = [KIND_SYNC_REGION, KIND_SYNC_REGION, parallel];
-            let barrier = [task_id, BARRIER_IMPLICIT];
-            row(
-                &mut b,
-                "OPENMP_EVENT_KIND_SYNC_REGION",
-                t,
-                (enter, leave),
-                sync,
-                &barrier,
-            );
+            let barrier = [parallel, task_id, BARRIER_IMPLICIT];
+            row(&mut b, KIND_SYNC_REGION, t, (enter, leave), &barrier);
             task_id += 1;
         }
     }
     // Kinds the family leaves out: an explicit task and a taskwait in the first region.
-    let t = threads[1];
-    let (s, parallel) = (region_start(0) + 50_000, 1);
-    let explicit = [task_id, TASK_EXPLICIT];
-    let task = [KIND_TASK, KIND_TASK, parallel];
+    let (t, s) = (threads[1], region_start(0) + 50_000);
+    let (explicit, taskwait) = ([1, task_id, TASK_EXPLICIT], [1, task_id, TASKWAIT]);
+    row(&mut b, KIND_TASK, t, (s, s + 20_000), &explicit);
     row(
         &mut b,
-        "OPENMP_EVENT_KIND_TASK",
-        t,
-        (s, s + 20_000),
-        task,
-        &explicit,
-    );
-    let sync = [KIND_SYNC_REGION, KIND_SYNC_REGION, parallel];
-    let taskwait = [task_id, TASKWAIT];
-    row(
-        &mut b,
-        "OPENMP_EVENT_KIND_SYNC_REGION",
+        KIND_SYNC_REGION,
         t,
         (s + 20_000, s + 25_000),
-        sync,
         &taskwait,
     );
     Ok(Scenario {

@@ -187,7 +187,7 @@ pub fn build(seed: u64) -> Result<Scenario> {
                 h.call(&mut b, "cudaStreamWaitEvent_v3020", 2_000, 4_000);
             }
             for (o, &st) in fwd.iter().zip(&p.fwd[m]) {
-                h.launch(&mut b, o.api, compute, st, o.dur, &o.k, o.grid, o.block)?;
+                h.launch(&mut b, compute, st, o.dur, o)?;
             }
             if let Some(x) = p.send_act[m] {
                 h.call(&mut b, "cudaEventRecord_v3020", 2_000, 4_000);
@@ -196,14 +196,7 @@ pub fn build(seed: u64) -> Result<Scenario> {
             }
         }
         let fwd_end = h.pause(1_000, 2_000);
-        b.nvtx_push_pop(
-            main,
-            fwd_start,
-            fwd_end,
-            NvtxText::Inline("forward"),
-            0,
-            None,
-        )?;
+        b.nvtx_range(main, fwd_start, fwd_end, "forward")?;
         let bwd_start = h.pause(1_000, 2_000);
         for m in 0..MICRO {
             if let Some(r) = p.recv_grad[m] {
@@ -212,7 +205,7 @@ pub fn build(seed: u64) -> Result<Scenario> {
                 h.call(&mut b, "cudaStreamWaitEvent_v3020", 2_000, 4_000);
             }
             for (o, &st) in bwd.iter().zip(&p.bwd[m]) {
-                h.launch(&mut b, o.api, compute, st, o.dur, &o.k, o.grid, o.block)?;
+                h.launch(&mut b, compute, st, o.dur, o)?;
             }
             if let Some(x) = p.send_grad[m] {
                 h.call(&mut b, "cudaEventRecord_v3020", 2_000, 4_000);
@@ -221,24 +214,10 @@ pub fn build(seed: u64) -> Result<Scenario> {
             }
         }
         let bwd_end = h.pause(1_000, 2_000);
-        b.nvtx_push_pop(
-            main,
-            bwd_start,
-            bwd_end,
-            NvtxText::Inline("backward"),
-            0,
-            None,
-        )?;
-        h.launch(&mut b, a.api, compute, p.adam, a.dur, &a.k, a.grid, a.block)?;
+        b.nvtx_range(main, bwd_start, bwd_end, "backward")?;
+        h.launch(&mut b, compute, p.adam, a.dur, &a)?;
         h.blocking_call(&mut b, "cudaDeviceSynchronize_v3020", p.end + 3_000)?;
-        b.nvtx_push_pop(
-            main,
-            step_start,
-            p.end + 5_000,
-            NvtxText::Inline("step"),
-            0,
-            None,
-        )?;
+        b.nvtx_range(main, step_start, p.end + 5_000, "step")?;
     }
     Ok(Scenario {
         spec: spec(),

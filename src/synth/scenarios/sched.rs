@@ -3,10 +3,10 @@
 //! seeded jitter, always ahead of the GPU work they launch (checked: a plan where the host would
 //! lag is an error, not a silently different timeline).
 
+use super::Op;
 use crate::error::{Error, Result};
 use crate::synth::builder::{ExportBuilder, Stream, Thread};
 use crate::synth::rng::Rng;
-use crate::synth::rows::KernelDef;
 
 /// Minimum time between the end of a launching call and the start of its GPU work.
 pub const LAUNCH_LATENCY: i64 = 1_000;
@@ -75,22 +75,19 @@ impl Host {
         Ok(Call { end: until, corr })
     }
 
-    /// Launches kernel `k` (API `api`) whose GPU execution was planned at `gpu_start`.
-    #[allow(clippy::too_many_arguments)]
+    /// Launches `op`'s kernel (through its API), whose GPU execution was planned at `gpu_start`
+    /// for `dur`.
     pub fn launch(
         &mut self,
         b: &mut ExportBuilder,
-        api: &str,
         s: Stream,
         gpu_start: i64,
         dur: i64,
-        k: &KernelDef,
-        grid: [u32; 3],
-        block: [u32; 3],
+        op: &Op,
     ) -> Result<Call> {
-        let c = self.call(b, api, 3_000, 9_000);
-        ahead(b, &k.short, c, gpu_start)?;
-        b.kernel(s, gpu_start, dur, k, grid, block, c.corr)?;
+        let c = self.call(b, op.api, 3_000, 9_000);
+        ahead(b, &op.k.short, c, gpu_start)?;
+        b.kernel(s, gpu_start, dur, &op.k, op.grid, op.block, c.corr, None)?;
         Ok(c)
     }
 }

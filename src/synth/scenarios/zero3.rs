@@ -9,7 +9,7 @@ use super::{
     builder, collective, gemm, nccl_launch, op, Op, Scenario, H100, HOST_LEAD, T_INIT, T_WORK,
 };
 use crate::error::Result;
-use crate::synth::builder::{NvtxText, StreamKind};
+use crate::synth::builder::StreamKind;
 use crate::synth::names::{self, NcclAbi};
 use crate::synth::nccl::{self, Call};
 use crate::synth::spec::{counts, ScenarioSpec};
@@ -80,10 +80,8 @@ fn plan_step(g: i64) -> Vec<StepTimes> {
     // Forward: the gathers queue on the communication stream; layer l computes once its own
     // gather is done (cudaStreamWaitEvent).
     for _ in 0..LAYERS {
-        for (r, span) in collective(&mut comm, &now, ALLGATHER_NS)
-            .into_iter()
-            .enumerate()
-        {
+        let spans = collective(&mut comm, &now, ALLGATHER_NS);
+        for (r, span) in spans.into_iter().enumerate() {
             p[r].fwd_gather.push(span);
         }
     }
@@ -97,10 +95,8 @@ fn plan_step(g: i64) -> Vec<StepTimes> {
     }
     // Backward, in the host's issue order: gather(L-1); then per layer l (last first): compute,
     // prefetch gather(l-1), reduce-scatter(l) once layer l's gradients exist.
-    for (r, span) in collective(&mut comm, &now, ALLGATHER_NS)
-        .into_iter()
-        .enumerate()
-    {
+    let spans = collective(&mut comm, &now, ALLGATHER_NS);
+    for (r, span) in spans.into_iter().enumerate() {
         p[r].bwd_gather[LAYERS - 1] = span;
     }
     for l in (0..LAYERS).rev() {
@@ -111,17 +107,13 @@ fn plan_step(g: i64) -> Vec<StepTimes> {
             grads_ready[r] = comp[r].free;
         }
         if l > 0 {
-            for (r, span) in collective(&mut comm, &now, ALLGATHER_NS)
-                .into_iter()
-                .enumerate()
-            {
+            let spans = collective(&mut comm, &now, ALLGATHER_NS);
+            for (r, span) in spans.into_iter().enumerate() {
                 p[r].bwd_gather[l - 1] = span;
             }
         }
-        for (r, span) in collective(&mut comm, &grads_ready, REDUCE_SCATTER_NS)
-            .into_iter()
-            .enumerate()
-        {
+        let spans = collective(&mut comm, &grads_ready, REDUCE_SCATTER_NS);
+        for (r, span) in spans.into_iter().enumerate() {
             p[r].reduce_scatter[l] = span;
         }
     }
@@ -137,13 +129,9 @@ pub fn build(seed: u64) -> Result<Scenario> {
     let mut b = builder("zero3", seed, "hgx-b");
     b.capture_setting("CUDA_GRAPH_TRACE_OPTIONS:MODE", "Graph");
     b.capture_setting("PROCESS_0:COMMAND", "deepspeed");
-    let ag = names::nccl_kernel(NcclAbi::V2_25, "AllGather", None, Some(("RING", "LL")));
-    let rs = names::nccl_kernel(
-        NcclAbi::V2_25,
-        "ReduceScatter",
-        Some(("Sum", "bf16")),
-        Some(("RING", "LL")),
-    );
+    let (sum, ring) = (Some(("Sum", "bf16")), Some(("RING", "LL")));
+    let ag = names::nccl_kernel(NcclAbi::V2_25, "AllGather", None, ring);
+    let rs = names::nccl_kernel(NcclAbi::V2_25, "ReduceScatter", sum, ring);
     let mut ranks = Vec::new();
     for (r, &pid) in PIDS.iter().enumerate() {
         let p = b.add_process(pid, "python3", Some(r as u32), T_INIT);
@@ -189,20 +177,13 @@ pub fn build(seed: u64) -> Result<Scenario> {
                 }
                 h.call(&mut b, "cudaStreamWaitEvent_v3020", 2_000, 4_000);
                 for (o, &s) in fwd.iter().zip(&p.forward[l]) {
-                    h.launch(&mut b, o.api, compute, s, o.dur, &o.k, o.grid, o.block)?;
+                    h.launch(&mut b, compute, s, o.dur, o)?;
                 }
             }
             let l = loss();
-            h.launch(&mut b, l.api, compute, p.loss, l.dur, &l.k, l.grid, l.block)?;
+            h.launch(&mut b, compute, p.loss, l.dur, &l)?;
             let fwd_end = h.pause(1_000, 2_000);
-            b.nvtx_push_pop(
-                h.thread,
-                fwd_start,
-                fwd_end,
-                NvtxText::Inline("forward"),
-                0,
-                None,
-            )?;
+            b.nvtx_range(h.thread, fwd_start, fwd_end, "forward")?;
 
             let bwd_start = h.pause(1_000, 2_000);
             nccl_launch(
@@ -217,7 +198,7 @@ pub fn build(seed: u64) -> Result<Scenario> {
             for l in (0..LAYERS).rev() {
                 h.call(&mut b, "cudaStreamWaitEvent_v3020", 2_000, 4_000);
                 for (o, &s) in bwd.iter().zip(&p.backward[l]) {
-                    h.launch(&mut b, o.api, compute, s, o.dur, &o.k, o.grid, o.block)?;
+                    h.launch(&mut b, compute, s, o.dur, o)?;
                 }
                 if l > 0 {
                     nccl_launch(&mut b, h, comm, p.bwd_gather[l - 1], &ag, agn, gather())?;
@@ -227,27 +208,13 @@ pub fn build(seed: u64) -> Result<Scenario> {
                 nccl_launch(&mut b, h, comm, p.reduce_scatter[l], &rs, rsn, reduce())?;
             }
             let bwd_end = h.pause(1_000, 2_000);
-            b.nvtx_push_pop(
-                h.thread,
-                bwd_start,
-                bwd_end,
-                NvtxText::Inline("backward"),
-                0,
-                None,
-            )?;
+            b.nvtx_range(h.thread, bwd_start, bwd_end, "backward")?;
             h.call(&mut b, "cudaStreamWaitEvent_v3020", 2_000, 4_000);
             let a = adam();
-            h.launch(&mut b, a.api, compute, p.adam, a.dur, &a.k, a.grid, a.block)?;
+            h.launch(&mut b, compute, p.adam, a.dur, &a)?;
             h.blocking_call(&mut b, "cudaStreamSynchronize_v3020", p.end + 3_000)?;
             let step_end = p.end + 5_000;
-            b.nvtx_push_pop(
-                h.thread,
-                step_start,
-                step_end,
-                NvtxText::Inline("step"),
-                0,
-                None,
-            )?;
+            b.nvtx_range(h.thread, step_start, step_end, "step")?;
             next = next.max(step_end + 20_000);
         }
         // Both ranks leave the step together (the last ReduceScatter synchronises them).
@@ -261,10 +228,12 @@ pub fn build(seed: u64) -> Result<Scenario> {
 
 fn spec() -> ScenarioSpec {
     let (r, s, l) = (RANKS as u64, STEPS as u64, LAYERS as u64);
-    let compute = 6 * l + 2; // 3 per forward layer, loss, 3 per backward layer, Adam
-    let nccl = 3 * l; // forward and backward gather per layer, one reduce-scatter per layer
-                      // launches; 2 calls per NCCL launch (+2 event calls before a reduce-scatter); one stream wait
-                      // per layer and pass, before Adam; synchronize
+    // 3 per forward layer, loss, 3 per backward layer, Adam.
+    let compute = 6 * l + 2;
+    // Forward and backward gather per layer, one reduce-scatter per layer.
+    let nccl = 3 * l;
+    // Launches; 2 calls per NCCL launch (+2 event calls before a reduce-scatter); one stream
+    // wait per layer and pass, before Adam; synchronize.
     let api = compute + 2 * nccl + 2 * l + 2 * l + 2;
     let per_step: i64 = LAYERS as i64
         * (forward_layer().iter().map(|o| o.dur).sum::<i64>()
