@@ -23,7 +23,8 @@
 //! let s = b.add_stream(p, gpu, 7, StreamKind::Default);
 //! let corr = b.correlation(p.pid);
 //! b.runtime_call(t, 10_000, 5_000, "cudaLaunchKernel_v7000", corr);
-//! b.kernel(s, 20_000, 40_000, &names::elementwise_add(), [46_800, 1, 1], [128, 1, 1], corr)?;
+//! let k = names::elementwise_add();
+//! b.kernel(s, 20_000, 40_000, &k, [46_800, 1, 1], [128, 1, 1], corr, None)?;
 //! b.nvtx_push_pop(t, 9_000, 70_000, NvtxText::Inline("step"), 0, None)?;
 //! let ex = prvsight::nsys::Export::from_bytes(&b.to_bytes()?, "tiny.sqlite")?;
 //! assert_eq!(ex.schema.schema_version.as_deref(), Some("3.25.0"));

@@ -93,6 +93,7 @@ fn steps_export() -> PathBuf {
                 [1, 1, 1],
                 [128, 1, 1],
                 corr,
+                None,
             )
             .unwrap();
         }
@@ -229,6 +230,7 @@ fn gpu_only_export(with_marker: bool) -> PathBuf {
                 [1, 1, 1],
                 [128, 1, 1],
                 corr,
+                None,
             )
             .unwrap();
         }
@@ -241,6 +243,7 @@ fn gpu_only_export(with_marker: bool) -> PathBuf {
                 [1, 1, 1],
                 [128, 1, 1],
                 corr,
+                None,
             )
             .unwrap();
         }

@@ -46,7 +46,7 @@ fn overlapping_export(dir: &std::path::Path) -> PathBuf {
         (8800, 700, names::layer_norm()),
     ];
     for (start, dur, k) in kernels {
-        b.kernel(s, start, dur, &k, [1, 1, 1], [128, 1, 1], outer)
+        b.kernel(s, start, dur, &k, [1, 1, 1], [128, 1, 1], outer, None)
             .unwrap();
     }
     b.memcpy(s, 8000, 1000, 4096, 1, 0, 2, outer).unwrap();
