@@ -129,11 +129,12 @@ mod cli {
         },
         /// Write a synthetic nsys export of a built-in scenario (test data: NCCL, several GPUs,
         /// CUDA graphs, GPU metrics, GPU memory usage, OpenMP): ddp4, zero3, pipeline4, graphs,
-        /// graph_nodes, gpu_metrics, gpu_memory, openmp.
+        /// graph_nodes, gpu_metrics, gpu_memory, openmp; or `mpi_run`: an N-rank MPI+GPU run, one
+        /// export per rank, into the folder -o.
         #[command(hide = true)]
         Synth {
             scenario: String,
-            /// Output .sqlite file (replaced if it exists).
+            /// Output .sqlite file (replaced if it exists); for mpi_run a folder.
             #[arg(short, long)]
             output: PathBuf,
             /// Moves host-side timings only; the same seed gives the same bytes.
@@ -142,6 +143,13 @@ mod cli {
             /// Also print the scenario's expected values (JSON) on stdout.
             #[arg(long)]
             spec: bool,
+            /// mpi_run: ranks, ranks a node, iterations.
+            #[arg(long, default_value_t = 4)]
+            ranks: u32,
+            #[arg(long, default_value_t = 4)]
+            ranks_per_node: u32,
+            #[arg(long, default_value_t = 10)]
+            iterations: u32,
         },
     }
 
@@ -250,6 +258,24 @@ mod cli {
                 output,
                 seed,
                 spec,
+                ranks,
+                ranks_per_node,
+                iterations,
+            } if scenario == "mpi_run" => {
+                let run = prvsight::synth::mpi_run::MpiRun {
+                    ranks,
+                    ranks_per_node,
+                    iterations,
+                    seed,
+                };
+                synth_run(&run, &output, spec)
+            }
+            Command::Synth {
+                scenario,
+                output,
+                seed,
+                spec,
+                ..
             } => synth(&scenario, &output, seed, spec),
         };
         match result {
@@ -280,6 +306,33 @@ mod cli {
             prvsight::synth::PRODUCT_VERSION,
             scenario,
             sc.spec.summary
+        );
+        Ok(())
+    }
+
+    fn synth_run(
+        run: &prvsight::synth::mpi_run::MpiRun,
+        dir: &Path,
+        print_spec: bool,
+    ) -> Result<()> {
+        let spec = run.spec()?;
+        let paths = run.write(dir)?;
+        if print_spec {
+            let json = serde_json::to_string_pretty(&spec).map_err(|e| Error::Write {
+                what: "the run's spec".into(),
+                detail: e.to_string(),
+            })?;
+            println!("{json}");
+        }
+        eprintln!(
+            "prvsight: wrote {} synthetic nsys {} exports into {} ({} ranks on {} nodes, {} iterations, seed {})",
+            paths.len(),
+            prvsight::synth::PRODUCT_VERSION,
+            dir.display(),
+            run.ranks,
+            spec.nodes,
+            run.iterations,
+            run.seed
         );
         Ok(())
     }
