@@ -165,6 +165,9 @@ fn plan_with(exports: &[Export], opts: &Options, surveys: bool, range_names: boo
     }
     let mut discoveries: Vec<Discovery> = Vec::with_capacity(exports.len());
     let mut early = Vec::with_capacity(exports.len());
+    for ex in exports {
+        ex.share_caches(exports.len());
+    }
     for (src, ex) in exports.iter().enumerate() {
         let families = crate::nsys::discover::present_families(ex, opts)?;
         let scans = if surveys && opts.read_order == crate::options::ReadOrder::Auto {

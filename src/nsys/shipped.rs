@@ -211,12 +211,14 @@ fn serve(
                     let (_, path, label) = &inputs[at];
                     Export::open_path(path).map(|mut ex| {
                         ex.label.clone_from(label);
+                        ex.share_caches(inputs.len());
                         ex
                     })
                 });
                 streams.push(match opened {
                     Ok(ex) => {
-                        let pager = pagers[at].get_or_init(|| Pager::shared(&ex.conn, direct));
+                        let pager = pagers[at]
+                            .get_or_init(|| Pager::shared_among(&ex.conn, direct, inputs.len()));
                         Ok(Stream {
                             rows: PartitionedRows::new(&ex.conn, &spec, survey, pager.clone()),
                             width: spec.columns.len(),

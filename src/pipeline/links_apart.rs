@@ -60,10 +60,11 @@ impl<'c> SinksLinks<'c> {
             // What a link reads of its input: the objects of its call's thread and operation's
             // stream (nsys/links.rs).
             let cx = input_cx(ex, plan, job.source)?;
-            let pager = Pager::shared(&ex.conn, direct);
+            let pager = Pager::shared_among(&ex.conn, direct, exports.len());
             let ops = Operations::new(&job.gpu, job.ops, &mut |spec, runs| {
-                Box::new(PartitionedRows::new(&ex.conn, spec, runs, pager.clone()))
-                    as Box<dyn OrderedRows + 'c>
+                Box::new(
+                    PartitionedRows::new(&ex.conn, spec, runs, pager.clone()).among(exports.len()),
+                ) as Box<dyn OrderedRows + 'c>
             });
             joins.push(Join {
                 source: job.source,

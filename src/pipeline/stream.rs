@@ -64,6 +64,12 @@ impl EarlySurveys {
             .and_then(|(_, outcome)| outcome.take())
     }
 
+    /// Forgets what was not taken: the readers are open (a spec is ~2 KiB an input).
+    fn clear(&mut self) {
+        self.surveys = Vec::new();
+        self.keys = None;
+    }
+
     /// The keys of `spec`, if discovery collected them (taken once).
     fn take_keys(&mut self, spec: &KeySpec) -> Keyed {
         match &mut self.keys {
@@ -363,13 +369,14 @@ impl<'c> Reader<'c> {
         }
 
         // MPI messages: every input with MPI tables gets a receive index; sends look receives up.
-        let rank_sources: FastMap<u32, usize> = plan
+        let rank_sources: std::sync::Arc<FastMap<u32, usize>> = plan
             .trace
             .objects
             .processes
             .iter()
             .filter_map(|p| p.rank.map(|r| (r, p.source)))
-            .collect();
+            .collect::<FastMap<_, _>>()
+            .into();
         let matching: Vec<bool> = exports
             .iter()
             .enumerate()
@@ -470,7 +477,7 @@ impl<'c> Reader<'c> {
         let mut places = RowPlaces {
             pagers: exports
                 .iter()
-                .map(|ex| Pager::shared(&ex.conn, direct))
+                .map(|ex| Pager::shared_among(&ex.conn, direct, exports.len()))
                 .collect(),
             #[cfg(not(target_family = "wasm"))]
             helpers: (threads.helpers > 0).then(|| Helpers::new(exports, threads.helpers, direct)),
@@ -570,6 +577,12 @@ impl<'c> Reader<'c> {
                 }
                 _ => None,
             });
+        }
+        for surveys in &plan.surveys {
+            surveys
+                .lock()
+                .expect("only this thread takes surveys")
+                .clear();
         }
         let sorted_by_sql: Vec<String> = queries
             .iter()
@@ -816,6 +829,7 @@ impl<'c> RowPlaces<'c> {
         runs: Survey,
     ) -> PartitionedRows<'c> {
         PartitionedRows::new(&ex.conn, spec, runs, self.pagers[source].clone())
+            .among(self.pagers.len())
     }
 
     /// The reader of `spec`'s runs in input `source`, for rows that feed nothing but their own
