@@ -188,7 +188,7 @@ describe('served page', () => {
   });
 
   test('a conversion starts from the inspection of its files, and gives the CLI\'s bytes whatever the options', async () => {
-    // The reader worker keeps the inspected files open, with the plan made for them (src/wasm/kept.rs):
+    // The reader worker keeps the inspected files open, with the plan made for them (src/wasm/warm_start.rs):
     // the conversion that follows takes both where its options plan alike, the files alone where
     // they do not; a second conversion of the same files reads them anew. The reader says which.
     const { page, errors } = await openPage(context, `${server.origin}/`);

@@ -1,5 +1,6 @@
 //! How often the browser's block cache loads each block of an export over one conversion: the
-//! same VFS and cache as the page, run natively over the file (docs/PERFORMANCE.md, "Browser").
+//! same VFS and cache as the page, run natively over the file
+//! (docs/PERFORMANCE.md, "How to reproduce").
 //!
 //!   cargo run --release --example block_loads -- EXPORT.sqlite [BLOCKS]
 //!
@@ -8,6 +9,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use prvsight::nsys::Export;
 use prvsight::paraver::ParaverWriter;
 use prvsight::vfs::{self, source::FileSource, CacheConfig};
 use prvsight::{pipeline, Options};
@@ -34,7 +36,7 @@ fn run(path: &Path, blocks: Option<&String>) -> Result<(), Box<dyn std::error::E
         config.blocks = b.parse()?;
     }
     let label = "block-loads.sqlite";
-    let export = vfs::open_export(label, Box::new(FileSource::open(path)?), config)?;
+    let export = Export::open_source(label, Box::new(FileSource::open(path)?), config)?;
     let exports = [export];
     let mut sink = std::io::sink();
     let (mut pcf, mut row) = (Vec::new(), Vec::new());

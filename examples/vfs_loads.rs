@@ -1,8 +1,9 @@
 //! How many reads of the file a conversion makes through the browser's block cache, run natively
 //! over the same VFS (src/vfs) with a given block size and count: what the page's reader pays per
-//! `FileReaderSync` call (docs/PERFORMANCE.md, item 10).
+//! `FileReaderSync` call (docs/PERFORMANCE.md, "How to reproduce").
 //!
 //!   cargo run --release --example vfs_loads -- EXPORT.sqlite BLOCK_MIB BLOCKS
+use prvsight::nsys::Export;
 use prvsight::options::ReadAhead;
 use prvsight::paraver::ParaverWriter;
 use prvsight::vfs::{self, source::FileSource, CacheConfig};
@@ -21,7 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             block_bytes: block_mib << 20,
             blocks,
         };
-        let ex = vfs::open_export(&label, Box::new(FileSource::open(path.as_ref())?), config)?;
+        let ex = Export::open_source(&label, Box::new(FileSource::open(path.as_ref())?), config)?;
         let sink = || Box::new(std::io::sink());
         let mut w = ParaverWriter::new(sink(), sink(), sink());
         // One thread, as the page's reader: the second thread would open the file again.

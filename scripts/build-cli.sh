@@ -2,8 +2,8 @@
 # The native CLI built with profile-guided optimisation (PGO): an instrumented build converts
 # the repository's own inputs (the bundled sample and the built-in synthetic scenarios), LLVM
 # merges the profile those runs wrote, and the release build is made again with it: the machine
-# code laid out and inlined where those runs spent their time (docs/PERFORMANCE.md item 41:
-# ~20 % less CPU per conversion than `cargo build --release`). Same source, same outputs (checked
+# code laid out and inlined where those runs spent their time (docs/PERFORMANCE.md, "Today's
+# numbers": faster than `cargo build --release`). Same source, same outputs (checked
 # below on the training inputs); nothing from ../shared is needed.
 #
 #   scripts/build-cli.sh          # builds, then prints the binary's path (target/pgo/release/prvsight)

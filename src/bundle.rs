@@ -326,17 +326,10 @@ impl std::io::Write for SharedBytes {
     }
 }
 
-/// A bundle whose trace is gzipped elsewhere (the browser's gzip worker), its records coming
-/// from the pipeline on this thread or from a reader elsewhere (the browser's reader worker):
-/// the archive's trace entry header is written now, [`BundleWriter::sinks`] take the records
-/// and write the plain .prv to `trace`, and [`BundleWriter::finish`] gives the
-/// [`PendingBundle`] that waits for the .prv.gz (its segments deflated by [`SegmentDeflate`]s
-/// and put together by a [`Join`] at `bopts.gzip`'s level). The archive is then the bytes
-/// written to `out` before [`PendingBundle::finish`], the .prv.gz, and the bytes `finish`
-/// writes — byte for byte what [`write_bundle`] writes.
-///
-/// [`SegmentDeflate`]: crate::paraver::gzip::SegmentDeflate
-/// [`Join`]: crate::paraver::gzip::Join
+/// A bundle whose trace is gzipped elsewhere (the browser's gzip worker): the trace entry's
+/// header is written now, [`BundleWriter::sinks`] take the records and write the plain .prv to
+/// `trace`, and [`BundleWriter::finish`] gives the [`PendingBundle`] that waits for the
+/// .prv.gz. The archive is then byte for byte what [`write_bundle`] writes.
 pub struct BundleWriter<'w, W: ZipSink> {
     zip: ZipWriter<W>,
     sinks: BundleSinks<'w>,
@@ -455,7 +448,7 @@ fn write_rest<W: ZipSink>(
 }
 
 /// The README.txt of a bundle. Only facts from the trace, no clock time: the same inputs give
-/// the same archive on every machine and in the browser.
+/// the same archive on every machine and in the browser. Long: the text top to bottom.
 pub fn readme(
     summary: &Summary,
     opts: &Options,

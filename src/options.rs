@@ -177,33 +177,31 @@ pub struct Options {
     /// metrics still count them): a coarse overview of a huge run.
     #[serde(default)]
     pub min_duration: BTreeMap<Family, u64>,
-    /// How time order is obtained (the output is the same either way; see nsys/partitioned.rs).
+    /// How time order is obtained (the output is the same either way; see engine/partitioned.rs).
     #[serde(default)]
     pub read_order: ReadOrder,
     /// Whether reading runs on a thread of its own (native builds only; same output either way).
     #[serde(default)]
     pub read_ahead: ReadAhead,
-    /// How the sort-free readers read their tables (same output either way; see nsys/direct.rs).
+    /// How the sort-free readers read their tables (same output either way; see engine/page_reader.rs).
     #[serde(default)]
     pub read_pages: ReadPages,
     /// Whether the reading thread gets helper threads (same output either way; see
-    /// nsys/shipped.rs).
+    /// engine/helper_threads.rs).
     #[serde(default)]
     pub read_helpers: ReadHelpers,
 }
 
 /// Whether the read-ahead thread hands the readers that feed nothing else (the GPU operations'
-/// cursor, the link join's operations, the CPU scheduling) to helper threads (nsys/shipped.rs).
+/// cursor, the link join's operations, the CPU scheduling) to helper threads (engine/helper_threads.rs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReadHelpers {
     /// As many as the machine has cores beyond the reading thread and the sinks' own threads
     /// ([`Sink::threads`](crate::model::sink::Sink::threads): a trace writer counts one), the
     /// helpers sharing theirs with the calling (sinks') thread, four at most; none where that
-    /// is none. A
-    /// helper costs some CPU of its own (its rows are copied to the reading thread): on two
-    /// cores it pays where the sinks leave the second core mostly idle (metrics alone), not
-    /// beside a trace's writing thread (docs/PERFORMANCE.md item 23).
+    /// is none: a helper costs some CPU of its own (its rows are copied to the reading thread),
+    /// which pays only where a core would otherwise idle.
     #[default]
     Auto,
     /// One, whenever the reading runs on a thread of its own (tests; small machines).

@@ -1,7 +1,7 @@
-//! The CLI's output files appear only when the command succeeds (src/staged.rs): a failed
+//! The CLI's output files appear only when the command succeeds (src/atomic_output.rs): a failed
 //! conversion leaves the earlier outputs as they were and nothing partial; a successful one
 //! replaces them whole; links are written through. The trace itself goes through the
-//! drop-behind file (src/drop_behind.rs): its bytes are the library's.
+//! drop-behind file (src/page_cache.rs): its bytes are the library's.
 
 mod common;
 

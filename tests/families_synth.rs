@@ -139,7 +139,7 @@ fn nccl_collectives_are_typed_from_kernel_names_and_payloads() {
 fn nvtx_payloads_given_by_string_id_convert_like_inline_ones() {
     use prvsight::options::{ReadOrder, ReadPages};
     // nsys writes a payload inline (jsonText) or as a string id (jsonTextId): the same
-    // collectives, their payloads moved to the strings table, give the same trace, by the keyed
+    // collectives, their payloads moved to the strings table, give the same trace, by the sort-keys
     // reader (pages read directly or through SQLite) and by SQL's sort.
     let inline = synth("ddp4");
     let by_id = inline.with_extension("by-id.sqlite");

@@ -3,6 +3,10 @@
 //! error that caused it — when the sinks fail, the user cancels, or the reading fails.
 
 mod common;
+/// The CLI's memory map of small inputs (the library maps nothing by itself).
+#[cfg(target_os = "linux")]
+#[path = "../src/bin/prvsight/mapped.rs"]
+mod mapped;
 
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -21,7 +25,7 @@ fn one_thread() -> Options {
     }
 }
 
-/// Read-ahead with a helper thread per input whatever the machine (nsys/shipped.rs).
+/// Read-ahead with a helper thread per input whatever the machine (engine/helper_threads.rs).
 fn helped() -> Options {
     Options {
         read_helpers: ReadHelpers::On,
@@ -73,7 +77,7 @@ fn every_shared_export_gives_the_same_bytes_with_and_without_read_ahead() {
 }
 
 /// Read-ahead without reading helpers: the link joins are made on the sinks' thread
-/// (src/pipeline/links_apart.rs), as on a two-core machine, whatever this one has.
+/// (src/pipeline/sinks_links.rs), as on a two-core machine, whatever this one has.
 fn links_on_the_sinks_thread() -> Options {
     Options {
         read_helpers: ReadHelpers::Off,
@@ -371,11 +375,13 @@ fn the_cli_writes_the_same_files_with_and_without_its_writing_thread() {
 /// An input cut short after discovery (another program truncates it while it is converted):
 /// whatever reads the lost bytes, the conversion ends with an error naming the file, never a
 /// trace made of them, nor a `SIGBUS` from the memory map a small input is read through
-/// (src/sqlfile/mapped.rs) — the cut here lies inside the file's last memory page, whose end
+/// (src/bin/prvsight/mapped.rs) — the cut here lies inside the file's last memory page, whose end
 /// then reads as zeros without a fault.
 #[cfg(target_os = "linux")]
 #[test]
 fn an_input_cut_short_while_converted_is_an_error() {
+    // Small inputs mapped, as the CLI has them.
+    mapped::enable();
     for (name, opts) in [
         ("one-thread", one_thread()),
         ("default", Options::default()),

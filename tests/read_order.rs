@@ -1,7 +1,7 @@
-//! The sort-free readers (nsys/partitioned.rs, the link merge join in nsys/links.rs) must give
+//! The sort-free readers (engine/partitioned.rs, the link merge join in nsys/links.rs) must give
 //! exactly what the SQL reference path (`ORDER BY`, `LEAD`, the correlation-id join) gives: the
 //! same bytes, on every real export and on exports edited to break the orders they rely on —
-//! whether they read table pages themselves (src/sqlfile, nsys/direct.rs) or through SQLite.
+//! whether they read table pages themselves (src/sqlfile, engine/page_reader.rs) or through SQLite.
 
 mod common;
 

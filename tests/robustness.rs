@@ -646,7 +646,7 @@ fn the_same_inputs_give_byte_identical_outputs() {
 
 /// The sample (which has no NVTX) with 400 NVTX push/pop ranges on its main thread, written as
 /// nsys writes them (when they end: each outer range after the ten it encloses), so that damage
-/// also reaches the keyed NVTX reader (src/nsys/keyed.rs: keys sorted, rows fetched by rowid).
+/// also reaches the sort-keys NVTX reader (src/engine/sort_keys.rs: keys sorted, rows fetched by rowid).
 fn with_nvtx_ranges() -> Vec<u8> {
     mutated(
         &original(),

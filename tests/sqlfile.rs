@@ -2,6 +2,11 @@
 //! every row, in rowid order, from any rowid on, over page sizes, overflow chains, every serial
 //! type, columns added later, rowid aliases, deleted rows; what it declines; damaged files.
 
+/// The CLI's memory map of small inputs (the library maps nothing by itself).
+#[cfg(target_os = "linux")]
+#[path = "../src/bin/prvsight/mapped.rs"]
+mod mapped;
+
 use prvsight::sqlfile::{leaf_pages, Pager, Record, Table, TableCursor};
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::Connection;
@@ -228,6 +233,9 @@ fn what_it_does_not_read_is_declined() {
 
 #[test]
 fn a_truncated_file_is_an_error_not_a_panic() {
+    // Small files mapped, as the CLI has them.
+    #[cfg(target_os = "linux")]
+    mapped::enable();
     let dir = std::env::temp_dir().join(format!("prvsight-sqlfile-trunc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("t.sqlite");
@@ -279,7 +287,7 @@ fn a_truncated_file_is_an_error_not_a_panic() {
         }
         let err = outcome.expect_err("a truncated table cannot be read to its end");
         assert!(err.to_string().contains("damaged or truncated"), "{err}");
-        // On Linux a file this small is read through a memory map (src/sqlfile/mapped.rs): the
+        // On Linux a file this small is read through a memory map (src/bin/prvsight/mapped.rs): the
         // pages cut off under it are reported, not a SIGBUS that ends the process (within the
         // page the cut lies in, the bytes past it read as zeros, which break the format).
         #[cfg(target_os = "linux")]
@@ -324,7 +332,7 @@ fn the_bundled_real_export_reads_the_same_both_ways() {
 }
 
 /// A table's size in leaf pages, read from its interior pages (to share table passes between
-/// threads, nsys/scanset.rs): as SQLite's own `dbstat` counts them, at every page size and depth.
+/// threads, engine/prepass.rs): as SQLite's own `dbstat` counts them, at every page size and depth.
 #[test]
 fn leaf_pages_are_counted_from_the_interior_pages() {
     for (page_size, rows) in [

@@ -50,7 +50,7 @@ fn open_vfs(p: &Path, config: CacheConfig) -> prvsight::Result<Export> {
         file: label.clone(),
         detail: e.to_string(),
     })?;
-    vfs::open_export(&label, Box::new(src), config)
+    Export::open_source(&label, Box::new(src), config)
 }
 
 type Outputs = (Vec<u8>, Vec<u8>, Vec<u8>);
@@ -273,8 +273,8 @@ fn interleaved_tables(path: &Path) {
 
 #[test]
 fn scans_side_by_side_read_the_file_once_between_them() {
-    use prvsight::nsys::scanset::{ScanSet, Sql};
-    use prvsight::nsys::select::{Select, Val};
+    use prvsight::engine::prepass::{Prepass, Sql};
+    use prvsight::engine::select::{Select, Val};
     let path =
         std::env::temp_dir().join(format!("prvsight-interleave-{}.sqlite", std::process::id()));
     interleaved_tables(&path);
@@ -293,10 +293,10 @@ fn scans_side_by_side_read_the_file_once_between_them() {
         // SQLite's own page cache kept small as well (it would otherwise hold the whole file).
         conn.execute_batch("PRAGMA cache_size = -64").unwrap();
         let mut sums = vec![0i64; 3];
-        let mut sets = vec![ScanSet::new(&conn, direct)];
+        let mut sets = vec![Prepass::new(&conn, direct)];
         for (i, (sum, t)) in sums.iter_mut().zip(["a", "b", "c"]).enumerate() {
             if !together && i > 0 {
-                sets.push(ScanSet::new(&conn, direct));
+                sets.push(Prepass::new(&conn, direct));
             }
             let query = Select::new(t).output("v", Val::col("v"));
             sets.last_mut().unwrap().add(
@@ -376,7 +376,7 @@ fn opening_reads_the_header_as_the_first_block_which_the_cache_then_takes() {
             file: FileSource::open(&sample()).unwrap(),
             reads: reads.clone(),
         };
-        let ex = vfs::open_export("testcuda_report1.sqlite", Box::new(src), config).unwrap();
+        let ex = Export::open_source("testcuda_report1.sqlite", Box::new(src), config).unwrap();
         assert_eq!(convert(&[ex]).unwrap(), expected, "{config:?}");
         // Every block read once (the cache holds them all), the first with the header check.
         assert_eq!(reads.load(Ordering::Relaxed), blocks, "{config:?}");

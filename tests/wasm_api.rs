@@ -706,13 +706,14 @@ fn bad_files_give_errors_with_hints() {
 /// read-only VFS: every row of the sample's API table as SQLite gives it.
 #[wasm_bindgen_test]
 fn the_direct_reader_reads_pages_through_the_vfs_in_wasm() {
-    use prvsight::nsys::direct::Plan;
-    use prvsight::nsys::scanset::{ScanSet, Sql};
-    use prvsight::nsys::select::{Select, Val};
+    use prvsight::engine::page_reader::PageQuery;
+    use prvsight::engine::prepass::{Prepass, Sql};
+    use prvsight::engine::select::{Select, Val};
+    use prvsight::nsys::Export;
     use prvsight::sqlfile::Pager;
-    use prvsight::vfs::{self, CacheConfig};
+    use prvsight::vfs::CacheConfig;
     let config = CacheConfig::for_files(&[SAMPLE.len() as u64])[0];
-    let ex = vfs::open_export("direct.sqlite", Box::new(SAMPLE.to_vec()), config).unwrap();
+    let ex = Export::open_source("direct.sqlite", Box::new(SAMPLE.to_vec()), config).unwrap();
     let pager = Pager::new(&ex.conn)
         .unwrap()
         .expect("pages readable in wasm");
@@ -722,12 +723,12 @@ fn the_direct_reader_reads_pages_through_the_vfs_in_wasm() {
         .output("correlationId", Val::col("correlationId"))
         .not_null("start");
     assert!(
-        Plan::compile(&pager, &query).unwrap().is_some(),
+        PageQuery::compile(&pager, &query).unwrap().is_some(),
         "compiles in wasm"
     );
     let mut direct: Vec<(i64, i64, i64)> = Vec::new();
     let rows = &mut direct;
-    let mut set = ScanSet::new(&ex.conn, true);
+    let mut set = Prepass::new(&ex.conn, true);
     set.add(
         Some(&query),
         Sql::Given("SELECT 'not read through SQLite'".into()),
@@ -917,7 +918,7 @@ fn read_all(list: &Array, opts: &str, inspected: Option<bool>) -> Result<Vec<Str
 }
 
 /// The page inspects the files as they are picked and keeps them open, with the conversion's
-/// plan, for the conversion that follows (src/wasm/kept.rs). That conversion gives the bytes a
+/// plan, for the conversion that follows (src/wasm/warm_start.rs). That conversion gives the bytes a
 /// fresh one gives, whatever its options (the plan is used only where they plan alike), on one
 /// worker or on the reader of a split one; and it reads the kept exports instead of opening
 /// the inputs again, which shows here as other bytes under the same name and size converting

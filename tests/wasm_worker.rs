@@ -47,7 +47,8 @@ fn a_blob_converts_like_the_same_bytes_in_memory() {
         },
     ] {
         let src = BlobSource::new(blob(SAMPLE), "testcuda_report1.sqlite").unwrap();
-        let via_blob = vfs::open_export("testcuda_report1.sqlite", Box::new(src), config).unwrap();
+        let via_blob =
+            Export::open_source("testcuda_report1.sqlite", Box::new(src), config).unwrap();
         assert!(
             outputs(&[via_blob]) == expect,
             "Blob VFS output differs ({config:?})"
@@ -154,7 +155,7 @@ fn a_multi_block_export_with_a_small_cache_answers_like_memory() {
         blocks: 4,
     };
     let src = BlobSource::new(blob(&bytes), "blocks.sqlite").unwrap();
-    let via = vfs::open_export("blocks.sqlite", Box::new(src), config).unwrap();
+    let via = Export::open_source("blocks.sqlite", Box::new(src), config).unwrap();
     assert!(outputs(&[via]) == expect);
     let st = vfs::closed_stats("blocks.sqlite").unwrap();
     assert!(
@@ -167,15 +168,16 @@ fn a_multi_block_export_with_a_small_cache_answers_like_memory() {
 fn a_truncated_blob_fails_with_the_file_named() {
     let cut = &SAMPLE[..SAMPLE.len() / 3];
     let src = BlobSource::new(blob(cut), "cut.sqlite").unwrap();
-    let r = vfs::open_export("cut.sqlite", Box::new(src), CacheConfig::default()).and_then(|e| {
-        let mut sink = Vec::new();
-        let mut w = ParaverWriter::new(
-            Box::new(&mut sink),
-            Box::new(std::io::sink()),
-            Box::new(std::io::sink()),
-        );
-        pipeline::run(&[e], &Options::default(), &mut [&mut w], &mut |_| true).map(|_| ())
-    });
+    let r =
+        Export::open_source("cut.sqlite", Box::new(src), CacheConfig::default()).and_then(|e| {
+            let mut sink = Vec::new();
+            let mut w = ParaverWriter::new(
+                Box::new(&mut sink),
+                Box::new(std::io::sink()),
+                Box::new(std::io::sink()),
+            );
+            pipeline::run(&[e], &Options::default(), &mut [&mut w], &mut |_| true).map(|_| ())
+        });
     let msg = r.expect_err("a third of a file cannot convert").to_string();
     assert!(msg.starts_with("cut.sqlite: "), "{msg}");
 }

@@ -643,7 +643,7 @@ function main() {
   }, (e) => fail(e, 'The converter could not start'));
   // The browser's number formatting loads its locale data on first use (~10 ms in Chromium, the
   // report's record count its first use): done while the page is idle, not as the inspection
-  // is shown (docs/PERFORMANCE.md item 28).
+  // is shown.
   setTimeout(() => (0).toLocaleString(), 0);
   // For scripts/bench/web.mjs, which times conversions on warmed-up workers.
   converter.warmedUp().then(() => {

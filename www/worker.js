@@ -276,7 +276,7 @@ function finished(value) {
  * the click: one round 0.332 s, three 0.304 s; three against ten and twenty rounds with the
  * inspection in each: 0.315 / 0.294 / 0.285 s; twenty / forty 0.296 / 0.283 s; forty / eighty
  * 0.276 / 0.275 s; in Node the first inspection of the 10 MB input took 145 ms after three
- * rounds, 49 ms after twenty; docs/PERFORMANCE.md item 28). The rounds stop at the first
+ * rounds, 49 ms after twenty). The rounds stop at the first
  * request (the user's work comes first: it then runs on what is optimized by then) and after
  * `WARM_UP_MS`, on a slow machine. */
 async function warmUp(bytes, role) {

@@ -1,7 +1,7 @@
 //! Fuzz target: any bytes as an export → the whole pipeline with the Paraver writer into memory
 //! → the trace checker. Half the inputs (by length) are opened as the browser opens a file:
 //! through the read-only VFS with a block cache far smaller than the input, so that its loads,
-//! short reads and the table scans made side by side (nsys/interleave.rs) are fuzzed too; the
+//! short reads and the table scans made side by side (engine/prepass/lockstep.rs) are fuzzed too; the
 //! others with `Export::from_bytes`.
 //!
 //! A finding is a panic (integer overflows included when built with debug assertions, as
@@ -28,7 +28,7 @@ const SMALL_CACHE: CacheConfig = CacheConfig {
 
 fn open(data: &[u8]) -> prvsight::Result<Export> {
     if data.len() % 2 == 0 {
-        vfs::open_export(LABEL, Box::new(data.to_vec()), SMALL_CACHE)
+        Export::open_source(LABEL, Box::new(data.to_vec()), SMALL_CACHE)
     } else {
         Export::from_bytes(data, LABEL)
     }

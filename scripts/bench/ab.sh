@@ -13,8 +13,8 @@
 #   scripts/bench/ab.sh [-n ROUNDS] [-c] INPUT.sqlite BIN [BIN ...] [-- ARGS ...]
 #
 # ROUNDS defaults to 11. -c adds a copy of the first BIN as a control: what its difference from
-# the first shows is this machine's noise (item 40 measured up to ~3.5 ms between the medians of
-# two copies at 10 MB over 41 rounds), the floor a change must clear. ARGS go to every
+# the first shows is this machine's noise (milliseconds between two copies at 10 MB), the floor
+# a change must clear. ARGS go to every
 # `BIN convert INPUT -o OUT -q` (e.g. `-- -t nvtx` or `-- --read-ahead off`). To compare a build
 # with a later one, copy it aside first:
 #   cp target/release/prvsight /tmp/before && (edit, cargo build --release) &&

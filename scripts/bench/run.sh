@@ -19,7 +19,8 @@
 # family it reads (OS runtime and CPU scheduling too, which nsys2prv does not convert) is shown
 # beside it.
 # The last two columns time `prvsight metrics` on the same input: the same records read, the
-# efficiency report computed, no trace written (its reading helpers: docs/PERFORMANCE.md item 23).
+# efficiency report computed, no trace written (the reading thread gets helpers then: the sinks
+# leave cores free).
 # Results: a Markdown table on stdout and in $BENCH_DIR/results.md; raw logs beside it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -60,7 +61,8 @@ present() { # FILE -> tables of $TABLES with rows
 }
 # secs and peak RSS (KiB) of a command: "S KB"; its output goes to $LOG.
 # Each conversion writes new files, as a first conversion does: the outputs of a run before are
-# removed first (untimed). Replacing them is the removal's cost more (docs/PERFORMANCE.md item 19).
+# removed first (untimed): replacing a file costs its removal too, which a first conversion
+# does not pay.
 fresh() { rm -f "${1%.prv}".{prv,pcf,row}; }
 # The seconds are the shell's clock around /usr/bin/time (which takes the peak RSS), to the
 # millisecond: time's own `%e` has hundredths, 14 % of a 10 MB conversion (0.07 s read 2.49 M

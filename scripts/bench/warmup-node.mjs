@@ -2,8 +2,8 @@
 // worker code (dist/worker.js after dist/pkg/prvsight.js, as split-node.mjs runs it) makes N
 // rounds of the reader's warm-up on the bundled sample (its `warmUpOnce(…, 'read')`: deflate,
 // inspect, read), then inspects INPUT three times, timed. The
-// first inspection after few rounds runs partly on V8's baseline code (docs/PERFORMANCE.md
-// item 28); the later ones show the optimized time.
+// first inspection after few rounds runs partly on V8's baseline code (not yet optimized);
+// the later ones show the optimized time.
 //
 //   scripts/build-web.sh && node scripts/bench/warmup-node.mjs INPUT.sqlite [ROUNDS...]
 //

@@ -3,7 +3,7 @@
 // compared with the native CLI doing the same job (`prvsight bundle`: .prv.gz, .pcf, .row, cfgs
 // and metrics.json in a zip, as the page does), with and without its second reading thread.
 // The page inspects a file as soon as it is picked, and that inspection is the conversion's
-// discovery, which the conversion then reuses (src/wasm/kept.rs); so the inspection's time is
+// discovery, which the conversion then reuses (src/wasm/warm_start.rs); so the inspection's time is
 // reported too (timed by the page from the file chosen to its report shown), and the sum of the
 // two is set against the native bundle as well: the page's time for the whole job.
 //

@@ -5,8 +5,15 @@ fn main() {}
 
 #[cfg(not(target_family = "wasm"))]
 fn main() {
+    // Small inputs read in place (the library maps nothing unless the program asks).
+    #[cfg(target_os = "linux")]
+    mapped::enable();
     std::process::exit(cli::main());
 }
+
+#[cfg(target_os = "linux")]
+#[path = "prvsight/mapped.rs"]
+mod mapped;
 
 #[cfg(not(target_family = "wasm"))]
 #[path = "prvsight/check.rs"]
@@ -27,13 +34,13 @@ mod cli {
     use std::time::Instant;
 
     use clap::{Parser, Subcommand};
-    use prvsight::drop_behind::DropBehindFile;
+    use prvsight::atomic_output::AtomicOutput;
     use prvsight::nsys::Export;
+    use prvsight::page_cache::DropBehindFile;
     use prvsight::paraver::background::BackgroundWriter;
     use prvsight::paraver::gzip::GzipWriter;
     use prvsight::paraver::ParaverWriter;
     use prvsight::pipeline::{self, Progress};
-    use prvsight::staged::StagedFile;
     use prvsight::{Error, Options, Result};
 
     #[derive(Parser)]
@@ -450,14 +457,15 @@ mod cli {
     }
 
     /// A command's output files, given their names only once all of them are written: a failed
-    /// command leaves the earlier outputs as they were and no partial ones (prvsight::staged).
+    /// command leaves the earlier outputs as they were and no partial ones (prvsight::atomic_output).
     #[derive(Default)]
-    struct Outputs(Vec<StagedFile>);
+    struct Outputs(Vec<AtomicOutput>);
 
     impl Outputs {
         fn file(&mut self, p: &Path) -> Result<File> {
-            let (staged, file) = StagedFile::create(p).map_err(|e| Error::write(p.display(), e))?;
-            self.0.push(staged);
+            let (output, file) =
+                AtomicOutput::create(p).map_err(|e| Error::write(p.display(), e))?;
+            self.0.push(output);
             Ok(file)
         }
 
@@ -466,13 +474,9 @@ mod cli {
         }
 
         /// The trace's file: its pages dropped from the cache once written back
-        /// (prvsight::drop_behind), and written on a thread of its own where a core is free for
-        /// it (src/paraver/background.rs): the kernel's copy of the .prv into the page cache
-        /// then runs beside the sinks instead of on their thread. With two cores the reading
-        /// thread and the sinks have one each, and the sinks' wait for batches leaves room for
-        /// the copy on theirs, while a third thread takes turns with the reading thread, which
-        /// bounds the conversion: there the copy stays on the sinks' thread
-        /// (docs/PERFORMANCE.md item 38).
+        /// (prvsight::page_cache), and written on a thread of its own where a core is free for
+        /// it (src/paraver/background.rs), so the kernel's copy into the page cache runs beside
+        /// the sinks without taking turns with the reading thread.
         fn trace(&mut self, p: &Path, opts: &Options) -> Result<Box<dyn Write + Send>> {
             let file = DropBehindFile::new(self.file(p)?);
             let spare_core = std::thread::available_parallelism().is_ok_and(|n| n.get() > 2);
@@ -484,9 +488,9 @@ mod cli {
 
         /// Names the outputs, which must be written, flushed and closed.
         fn commit(self) -> Result<()> {
-            for staged in self.0 {
-                let dest = staged.dest().display().to_string();
-                staged.commit().map_err(|e| Error::write(dest, e))?;
+            for output in self.0 {
+                let dest = output.dest().display().to_string();
+                output.commit().map_err(|e| Error::write(dest, e))?;
             }
             Ok(())
         }

@@ -1,12 +1,10 @@
 //! Arrows (flow events) whose target has not been written yet.
 //!
 //! A flow's `"f"` binds to the slice enclosing it (`"bp":"e"`), so it must come after that slice
-//! in the file: at equal times Perfetto keeps the file's order, and a `"f"` read before its kernel
-//! would bind to whatever was open on the stream then. An arrow arrives at its send time, before
-//! the operation it points to, so it waits here, keyed by the target's thread and start, until
-//! the writer has written that operation, or drops once the stream has passed that start without
-//! it (an operation left out by `--min-duration` or `-t`). What waits is the arrows in flight:
-//! launches queued ahead of their kernels, receives posted after the send.
+//! in the file (Perfetto keeps the file's order at equal times). An arrow arrives at its send
+//! time, before its target, so it waits here, keyed by the target's thread and start, until the
+//! writer has written that operation, or drops once the stream has passed that start without it
+//! (an operation left out by `--min-duration` or `-t`).
 
 use std::collections::BTreeMap;
 

@@ -9,6 +9,7 @@ use super::sink::State;
 use super::MetricsOptions;
 use crate::model::{Names, Ns, TraceInfo};
 
+/// The report of a finished pass. Long: one field of the report after another.
 pub(super) fn build(
     opts: &MetricsOptions,
     trace: &TraceInfo,
@@ -31,31 +32,7 @@ pub(super) fn build(
         .collect();
     let efficiency = Efficiency::compute(&times, t);
 
-    let gpus: Vec<GpuReport> = devices
-        .iter()
-        .enumerate()
-        .map(|(g, d)| {
-            let a = &accs[g];
-            let idle = t.saturating_sub(a.active());
-            GpuReport {
-                index: g,
-                label: d.label(),
-                host: trace.objects.hosts[d.host].name.clone(),
-                cuda_id: d.cuda_id,
-                has_activity: st.has_activity[g],
-                counts: st.counts[g].clone(),
-                useful_ns: a.useful,
-                communication_ns: a.comm,
-                active_ns: a.active(),
-                idle_ns: idle,
-                useful_fraction: fraction(a.useful, t),
-                communication_fraction: fraction(a.comm, t),
-                idle_fraction: fraction(idle, t),
-                breakdown: breakdown(&a.exclusive, t),
-                overlap: overlap_profile(&a.overlap),
-            }
-        })
-        .collect();
+    let gpus = gpu_reports(trace, st, t);
 
     let pick =
         |f: &dyn Fn(&GpuAcc) -> Ns| -> Vec<Ns> { active.iter().map(|&g| f(&accs[g])).collect() };
@@ -75,38 +52,7 @@ pub(super) fn build(
             *x += y;
         }
     }
-    let busy_all: Ns = active.iter().map(|&g| accs[g].active()).sum();
-    let top = st.kernels.overall_rows(busy_all, opts.top, names);
-    let histograms = top
-        .iter()
-        .filter_map(|row| {
-            let id = names.lookup(&row.name)?;
-            let h = st.histograms.get(&id)?;
-            Some(KernelHistogram {
-                name: row.name.clone(),
-                short_name: row.short_name.clone(),
-                count: h.total(),
-                bins: h.bins(),
-                modes_ns: h
-                    .modes()
-                    .into_iter()
-                    .map(|k| super::histogram::bin_range(k).0)
-                    .collect(),
-            })
-        })
-        .collect();
-    let kernels = KernelsReport {
-        distinct: st.kernels.distinct(),
-        per_gpu: active
-            .iter()
-            .map(|&g| GpuKernels {
-                gpu: g,
-                distinct: st.kernels.distinct_on(g),
-                top: st.kernels.gpu_rows(g, accs[g].active(), opts.top, names),
-            })
-            .collect(),
-        top,
-    };
+    let (kernels, histograms) = kernels_report(opts, names, st, &active);
 
     // The bounds are TALP's window unless a time window was asked for.
     let mpi = sel.bounds.filter(|_| opts.time_window.is_none());
@@ -168,4 +114,79 @@ pub(super) fn build(
         ranks: rank_rows,
         gemm_activity: st.gemm_activity.rows(names),
     })
+}
+
+/// The per-GPU rows, over the measured time `t`.
+fn gpu_reports(trace: &TraceInfo, st: &State, t: Ns) -> Vec<GpuReport> {
+    let accs = &st.pieces.gpus;
+    trace
+        .objects
+        .devices
+        .iter()
+        .enumerate()
+        .map(|(g, d)| {
+            let a = &accs[g];
+            let idle = t.saturating_sub(a.active());
+            GpuReport {
+                index: g,
+                label: d.label(),
+                host: trace.objects.hosts[d.host].name.clone(),
+                cuda_id: d.cuda_id,
+                has_activity: st.has_activity[g],
+                counts: st.counts[g].clone(),
+                useful_ns: a.useful,
+                communication_ns: a.comm,
+                active_ns: a.active(),
+                idle_ns: idle,
+                useful_fraction: fraction(a.useful, t),
+                communication_fraction: fraction(a.comm, t),
+                idle_fraction: fraction(idle, t),
+                breakdown: breakdown(&a.exclusive, t),
+                overlap: overlap_profile(&a.overlap),
+            }
+        })
+        .collect()
+}
+
+/// The top kernels overall and per GPU in N, and the histograms of the top ones.
+fn kernels_report(
+    opts: &MetricsOptions,
+    names: &Names,
+    st: &State,
+    active: &[usize],
+) -> (KernelsReport, Vec<KernelHistogram>) {
+    let accs = &st.pieces.gpus;
+    let busy_all: Ns = active.iter().map(|&g| accs[g].active()).sum();
+    let top = st.kernels.overall_rows(busy_all, opts.top, names);
+    let histograms = top
+        .iter()
+        .filter_map(|row| {
+            let id = names.lookup(&row.name)?;
+            let h = st.histograms.get(&id)?;
+            Some(KernelHistogram {
+                name: row.name.clone(),
+                short_name: row.short_name.clone(),
+                count: h.total(),
+                bins: h.bins(),
+                modes_ns: h
+                    .modes()
+                    .into_iter()
+                    .map(|k| super::histogram::bin_range(k).0)
+                    .collect(),
+            })
+        })
+        .collect();
+    let kernels = KernelsReport {
+        distinct: st.kernels.distinct(),
+        per_gpu: active
+            .iter()
+            .map(|&g| GpuKernels {
+                gpu: g,
+                distinct: st.kernels.distinct_on(g),
+                top: st.kernels.gpu_rows(g, accs[g].active(), opts.top, names),
+            })
+            .collect(),
+        top,
+    };
+    (kernels, histograms)
 }

@@ -64,6 +64,39 @@ pub fn render(r: &MetricsReport) -> String {
         o.push('\n');
     };
     let e = &r.efficiency;
+    header(r, &mut line);
+    line(String::new());
+
+    if e.gpus == 0 {
+        line(
+            "Device efficiency: no GPU activity in the trace (the device model does not apply)"
+                .into(),
+        );
+        line(String::new());
+    } else {
+        device_sections(r, &mut line);
+    }
+
+    gemm_activity(r, &mut line);
+    nvtx_ranges(r, &mut line);
+
+    match &r.host {
+        None => line("Host-side POP model (MPI): no MPI calls in the trace".into()),
+        Some(h) => structure::host(h, &mut line),
+    }
+    line(String::new());
+    structure::iterations(r, &mut line);
+    structure::ranks(r, &mut line);
+    line(String::new());
+    line("Definitions".into());
+    for d in &r.definitions {
+        line(format!("  {}: {}", d.term, d.meaning));
+    }
+    o
+}
+
+/// What was measured: inputs, the measured time T and the GPUs counted.
+fn header(r: &MetricsReport, line: &mut dyn FnMut(String)) {
     line(format!("prvsight metrics ({})", r.generator));
     line(format!("  inputs: {}", r.inputs.join(", ")));
     match &r.window.nvtx_range {
@@ -100,22 +133,14 @@ pub fn render(r: &MetricsReport) -> String {
     }
     line(format!(
         "  GPUs: N = {} with activity, of {}; NCCL kernels count as {}",
-        e.gpus,
+        r.efficiency.gpus,
         r.gpus.len(),
         r.options.nccl_as.name()
     ));
-    line(String::new());
+}
 
-    if e.gpus == 0 {
-        line(
-            "Device efficiency: no GPU activity in the trace (the device model does not apply)"
-                .into(),
-        );
-        line(String::new());
-    } else {
-        device_sections(r, &mut line);
-    }
-
+/// Tensor-core and SM activity of the GEMM kernels, where sampled.
+fn gemm_activity(r: &MetricsReport, line: &mut dyn FnMut(String)) {
     if !r.gemm_activity.is_empty() {
         line(
             "GEMM kernels: tensor-core and SM activity while they ran (sampled GPU metrics)".into(),
@@ -136,7 +161,10 @@ pub fn render(r: &MetricsReport) -> String {
         }
         line(String::new());
     }
+}
 
+/// The NVTX ranges with the most time, and the factors inside them.
+fn nvtx_ranges(r: &MetricsReport, line: &mut dyn FnMut(String)) {
     if !r.nvtx.ranges.is_empty() {
         line(format!(
             "NVTX ranges ({} of {} distinct, by total time; factors inside the instances)",
@@ -168,24 +196,31 @@ pub fn render(r: &MetricsReport) -> String {
         }
         line(String::new());
     }
-
-    match &r.host {
-        None => line("Host-side POP model (MPI): no MPI calls in the trace".into()),
-        Some(h) => structure::host(h, &mut line),
-    }
-    line(String::new());
-    structure::iterations(r, &mut line);
-    structure::ranks(r, &mut line);
-    line(String::new());
-    line("Definitions".into());
-    for d in &r.definitions {
-        line(format!("  {}: {}", d.term, d.meaning));
-    }
-    o
 }
 
 /// Everything about the GPUs: factors, per-GPU table, breakdown, overlap, kernels, histograms.
 fn device_sections(r: &MetricsReport, line: &mut dyn FnMut(String)) {
+    factors_and_gpus(r, line);
+    breakdown_and_overlap(r, line);
+    structure::transfers(r, line);
+    top_kernels(r, line);
+    histograms(r, line);
+}
+
+/// A GPU's name in the tables (its host's too where the run spans several).
+fn gpu_name(r: &MetricsReport, i: usize) -> String {
+    let multi_host = r.gpus.iter().any(|g| g.host != r.gpus[0].host);
+    let g = &r.gpus[i];
+    let n = if multi_host {
+        format!("{}:{}", g.host, g.label)
+    } else {
+        g.label.clone()
+    };
+    clip(&n, 28)
+}
+
+/// The efficiency factors and the per-GPU table.
+fn factors_and_gpus(r: &MetricsReport, line: &mut dyn FnMut(String)) {
     let e = &r.efficiency;
     line("Device efficiency (POP/TALP model; PE = LB × CommE × OrchE)".into());
     line(format!(
@@ -206,16 +241,6 @@ fn device_sections(r: &MetricsReport, line: &mut dyn FnMut(String)) {
     ));
     line(String::new());
 
-    let multi_host = r.gpus.iter().any(|g| g.host != r.gpus[0].host);
-    let gpu_name = |i: usize| {
-        let g = &r.gpus[i];
-        let n = if multi_host {
-            format!("{}:{}", g.host, g.label)
-        } else {
-            g.label.clone()
-        };
-        clip(&n, 28)
-    };
     line("Per GPU (load balance of useful time)".into());
     line(format!(
         "  {:<28}{:>14}{:>14}{:>14}{:>9}{:>9}{:>9}{:>9}{:>7}{:>8}{:>7}",
@@ -234,7 +259,7 @@ fn device_sections(r: &MetricsReport, line: &mut dyn FnMut(String)) {
     for (i, g) in r.gpus.iter().enumerate() {
         line(format!(
             "  {:<28}{:>14}{:>14}{:>14}{:>9}{:>9}{:>9}{:>9}{:>7}{:>8}{:>7}{}",
-            gpu_name(i),
+            gpu_name(r, i),
             fmt_ns(g.useful_ns as f64),
             fmt_ns(g.communication_ns as f64),
             fmt_ns(g.idle_ns as f64),
@@ -270,7 +295,10 @@ fn device_sections(r: &MetricsReport, line: &mut dyn FnMut(String)) {
         ));
     }
     line(String::new());
+}
 
+/// The GPU time breakdown and the communication/computation overlap.
+fn breakdown_and_overlap(r: &MetricsReport, line: &mut dyn FnMut(String)) {
     line(
         "GPU time breakdown (% of T; total: % of N·T; overlapped time counted once, by priority)"
             .into(),
@@ -285,7 +313,7 @@ fn device_sections(r: &MetricsReport, line: &mut dyn FnMut(String)) {
     for (i, g) in r.gpus.iter().enumerate().filter(|(_, g)| g.has_activity) {
         line(format!(
             "  {:<28}{}",
-            gpu_name(i),
+            gpu_name(r, i),
             group_cells(&g.breakdown)
         ));
     }
@@ -312,14 +340,16 @@ fn device_sections(r: &MetricsReport, line: &mut dyn FnMut(String)) {
     for (i, g) in r.gpus.iter().enumerate().filter(|(_, g)| g.has_activity) {
         line(format!(
             "  {:<28}{}",
-            gpu_name(i),
+            gpu_name(r, i),
             overlap_cells(&g.overlap)
         ));
     }
     line(format!("  {:<28}{}", "Total", overlap_cells(&r.overlap)));
     line(String::new());
-    structure::transfers(r, line);
+}
 
+/// The kernels with the most time, over all GPUs and per GPU.
+fn top_kernels(r: &MetricsReport, line: &mut dyn FnMut(String)) {
     line(format!(
         "Top kernels, all GPUs ({} of {} distinct names, by total time)",
         r.kernels.top.len(),
@@ -349,7 +379,7 @@ fn device_sections(r: &MetricsReport, line: &mut dyn FnMut(String)) {
         }
         line(format!(
             "  on {} ({} distinct):",
-            gpu_name(gk.gpu),
+            gpu_name(r, gk.gpu),
             gk.distinct
         ));
         for k in gk.top.iter().take(5) {
@@ -364,7 +394,10 @@ fn device_sections(r: &MetricsReport, line: &mut dyn FnMut(String)) {
         }
     }
     line(String::new());
+}
 
+/// Kernel duration histograms, where there are any.
+fn histograms(r: &MetricsReport, line: &mut dyn FnMut(String)) {
     if !r.histograms.is_empty() {
         line("Kernel duration histograms (log bins, 4 per octave; ▁…█ = count)".into());
         for h in &r.histograms {

@@ -8,7 +8,7 @@ const COMMUNICATION_KERNEL_PREFIXES: &[&str] = &["nccl", "rccl", "nvshmem"];
 
 pub fn kernel_class(demangled: &str, short: &str) -> KernelClass {
     let is_comm = |n: &str| {
-        // (`trim_start_matches` builds a substring searcher per call: 1 % of a conversion.)
+        // (`trim_start_matches` builds a substring searcher per call, which showed in profiles.)
         let mut n = n;
         while let Some(rest) = n.strip_prefix("void ") {
             n = rest;

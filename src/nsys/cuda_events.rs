@@ -7,8 +7,10 @@
 //! The join reads the CUDA API table once, with the events looked up by correlation id (SQLite
 //! indexes the small events table for it), and sorts only the joined rows.
 
-use super::cursor::{int, CursorKind, Fields, Query, SourceCx};
+use super::context::{int, SourceCx};
+use super::query::{CursorKind, Query};
 use super::Schema;
+use crate::engine::row::Fields;
 use crate::error::Result;
 use crate::model::classify::strip_api_version;
 use crate::model::{Annotation, AnnotationKind, CudaEventUse, Record};

@@ -5,24 +5,24 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::cursor::get;
-use super::ids::{pid_of, process_key};
-use super::keyed::{KeyScan, KeySpec, Keys};
-use super::nvtx::{RangeTexts, NVTX_CATEGORY, NVTX_START_END_TYPES};
-use super::partitioned::{Spec, Survey, SurveyScans};
-use super::select::{Cond, Select, Val};
-use super::Export;
+use super::ids::process_key;
+use super::nvtx::{RangeTexts, NVTX_CATEGORY};
+use super::{Export, Schema};
+use crate::engine::partitioned::{Spec, Survey, SurveyScans};
+use crate::engine::select::{Cond, Select, Val};
+use crate::engine::sort_keys::{KeyScan, KeySpec, Keys};
 use crate::error::{Error, Result};
 use crate::options::{Family, Options, ReadPages};
 
 mod annotations;
 mod ranks;
 mod scans;
+mod tables;
 
 use scans::{rows, scalar, Batch, Group, Grouper, Span};
+use tables::TableScans;
 
-/// A GPU stream key: (globalPid, deviceId, contextId, streamId).
-pub type StreamKey = (i64, u32, u32, u32);
+pub use super::ids::StreamKey;
 
 #[derive(Clone, Debug, Default)]
 pub struct HostThreadInfo {
@@ -97,8 +97,8 @@ impl Discovery {
 pub type Surveyed = Vec<rusqlite::Result<Option<Survey>>>;
 
 /// The sort keys discovery collected where it was asked to (see [`discover`]); `Ok(None)`: the
-/// keyed reader declines (a start or end that is not an integer), the SQL path reads the family.
-pub type Keyed = Option<rusqlite::Result<Option<Keys>>>;
+/// sort-keys reader declines (a start or end that is not an integer), the SQL path reads the family.
+pub type FoundSortKeys = Option<rusqlite::Result<Option<Keys>>>;
 
 /// The selected families whose tables hold rows.
 pub fn present_families(ex: &Export, opts: &Options) -> Result<BTreeSet<Family>> {
@@ -124,8 +124,8 @@ pub fn present_families(ex: &Export, opts: &Options) -> Result<BTreeSet<Family>>
 }
 
 /// What discovery makes besides its own findings, in its passes over the tables: the surveys of
-/// the sort-free readers (nsys/partitioned.rs) and the sort keys of the keyed reader
-/// (nsys/keyed.rs) — a table read once serves them all (nsys/scanset.rs).
+/// the sort-free readers (engine/partitioned.rs) and the sort keys of the sort-keys reader
+/// (engine/sort_keys.rs) — a table read once serves them all (engine/prepass.rs).
 #[derive(Clone, Copy)]
 pub struct ReaderScans<'a> {
     pub specs: &'a [Spec],
@@ -140,9 +140,10 @@ pub fn discover(
     families: BTreeSet<Family>,
     scans: ReaderScans,
     range_names: bool,
-) -> Result<(Discovery, Surveyed, Keyed)> {
-    let direct = opts.read_pages == ReadPages::Auto;
-    if let Some(found) = discover_with(ex, opts, families.clone(), scans, range_names, direct)? {
+) -> Result<(Discovery, Surveyed, FoundSortKeys)> {
+    let page_reader = opts.read_pages == ReadPages::Auto;
+    if let Some(found) = discover_with(ex, opts, families.clone(), scans, range_names, page_reader)?
+    {
         return Ok(found);
     }
     // The direct reader met a page that breaks the file format: SQLite reads it instead.
@@ -152,7 +153,7 @@ pub fn discover(
     )
 }
 
-/// Discovery, the big tables read directly where `direct` (nsys/direct.rs); `None` when the
+/// Discovery, the big tables read directly where `direct` (engine/page_reader.rs); `None` when the
 /// direct reader met damage.
 fn discover_with(
     ex: &Export,
@@ -160,181 +161,21 @@ fn discover_with(
     families: BTreeSet<Family>,
     scans: ReaderScans,
     range_names: bool,
-    direct: bool,
-) -> Result<Option<(Discovery, Surveyed, Keyed)>> {
+    page_reader: bool,
+) -> Result<Option<(Discovery, Surveyed, FoundSortKeys)>> {
     let s = &ex.schema;
+    let mut tables = TableScans::new(s, &families);
     let mut d = Discovery {
         families,
         ..Discovery::default()
     };
-
-    let gpu_families: Vec<Family> = [
-        Family::Kernel,
-        Family::Memcpy,
-        Family::Memset,
-        Family::Graphs,
-    ]
-    .into_iter()
-    .filter(|f| d.families.contains(f))
-    .collect();
-    let host_tables: Vec<(&str, &[&str])> = [
-        (
-            Family::CudaApi,
-            &["start", "end", "globalTid", "nameId", "correlationId"][..],
-        ),
-        (Family::Mpi, &["start", "end", "globalTid", "textId"][..]),
-        (Family::Osrt, &["start", "end", "globalTid", "nameId"][..]),
-        (
-            Family::OpenAcc,
-            &["start", "end", "globalTid", "nameId", "eventKind"][..],
-        ),
-    ]
-    .iter()
-    .filter(|(f, _)| d.families.contains(f))
-    .flat_map(|(f, cols)| {
-        f.tables()
-            .iter()
-            .filter(|t| s.has_table(t))
-            .map(move |t| (*t, *cols))
-    })
-    .collect();
-    let nvtx = d.families.contains(&Family::Nvtx);
-    let nvtx_ends = nvtx && s.has_column(Family::Nvtx.table(), "endGlobalTid");
-    let domains_query = nvtx.then(|| domains_query(s)).flatten();
-    let categories_query = nvtx.then(|| categories_query(s)).flatten();
-    let metrics = d.families.contains(&Family::GpuMetrics);
-    let sched = d.families.contains(&Family::Sched);
-    let nvtx_names_query = nvtx_thread_names_query(s);
-    let (has_domains, has_categories, has_nvtx_names) = (
-        domains_query.is_some(),
-        categories_query.is_some(),
-        nvtx_names_query.is_some(),
-    );
-
-    // What the scans fill; they are used below, in the order the scans are added.
-    let mut gpu_groups: Vec<Grouper> = gpu_families.iter().map(|_| Grouper::new(4)).collect();
-    let mut host_groups: Vec<Grouper> = host_tables.iter().map(|_| Grouper::new(1)).collect();
-    let mut nvtx_groups = Grouper::new(2);
-    let mut nvtx_end_threads: BTreeSet<i64> = BTreeSet::new();
-    let mut domain_rows: Vec<DomainRow> = Vec::new();
-    let mut category_rows: Vec<(i64, i64, String)> = Vec::new();
-    let mut metric_groups = Grouper::new(1);
-    let mut sched_groups = Grouper::new(1);
-    let mut nvtx_name_rows: Vec<(i64, String)> = Vec::new();
     let mut surveys: Vec<SurveyScans> = scans.specs.iter().map(SurveyScans::new).collect();
     let mut key_scan = scans.keys.map(|_| KeyScan::default());
     let mut range_texts = RangeTexts::default();
     let mut range_scans = 0;
     let outcomes = {
-        let mut batch = Batch::new(ex, direct, opts.second_thread_allowed());
-        // GPU streams and time span of GPU work.
-        for (f, into) in gpu_families.iter().zip(gpu_groups.iter_mut()) {
-            let t = f.table();
-            let cols = ["start", "end", "deviceId", "streamId", "globalPid"];
-            let query = || {
-                let ctx = Val::col_or_null(s, t, "contextId");
-                Select::new(t)
-                    .output("globalPid", Val::col("globalPid"))
-                    .output("deviceId", Val::col("deviceId"))
-                    .output("contextId", Val::Coalesce(Box::new(ctx), 0))
-                    .output("streamId", Val::col("streamId"))
-                    .output("start", Val::col("start"))
-                    .output("end", Val::col("end"))
-                    .not_null("start")
-            };
-            let check = s.require_columns(&ex.label, t, &cols);
-            batch.grouped(t, check, query, Span::Closed, into);
-        }
-        // Host threads: CUDA API, MPI and OS runtime calls (they set the thread's state).
-        for (&(t, cols), into) in host_tables.iter().zip(host_groups.iter_mut()) {
-            let query = || {
-                let mut q = Select::new(t)
-                    .output("globalTid", Val::col("globalTid"))
-                    .output("start", Val::col("start"))
-                    .output("end", Val::col("end"))
-                    .not_null("start")
-                    .not_null("globalTid");
-                if t == "OSRT_API" {
-                    q.conds.extend(super::host::osrt_filter(s));
-                }
-                q
-            };
-            let check = s.require_columns(&ex.label, t, cols);
-            batch.grouped(t, check, query, Span::Closed, into);
-        }
-        // Host threads: NVTX ranges and marks (ranges may end on another thread).
-        if nvtx {
-            let t = Family::Nvtx.table();
-            let cols = ["start", "end", "eventType", "globalTid"];
-            let query = || {
-                let domain = Val::col_or_null(s, t, "domainId");
-                super::nvtx::read_rows()
-                    .output("globalTid", Val::col("globalTid"))
-                    .output("domainId", Val::Coalesce(Box::new(domain), 0))
-                    .output("start", Val::col("start"))
-                    .output("end", Val::col("end"))
-            };
-            let check = s.require_columns(&ex.label, t, &cols);
-            batch.grouped(t, check, query, Span::Range, &mut nvtx_groups);
-            if nvtx_ends {
-                // The threads where start/end ranges end.
-                let query = Select::new(t)
-                    .output("endGlobalTid", Val::col("endGlobalTid"))
-                    .when(Cond::In("eventType".into(), NVTX_START_END_TYPES.to_vec()))
-                    .not_null("endGlobalTid")
-                    .not_null("start");
-                batch.rows(t, query, |r| {
-                    nvtx_end_threads.insert(get(r, 0)?);
-                    Ok(())
-                });
-            }
-        }
-        if let Some(query) = domains_query {
-            batch.rows("NVTX domains", query, |r| {
-                let text: Option<String> = get(r, 2)?;
-                // The string id only matters without a text (as COALESCE reads it).
-                let text_id = if text.is_none() { get(r, 3)? } else { None };
-                domain_rows.push((get(r, 0)?, get(r, 1)?, text, text_id));
-                Ok(())
-            });
-        }
-        if let Some(query) = categories_query {
-            batch.rows("NVTX categories", query, |r| {
-                category_rows.push((get(r, 0)?, get(r, 1)?, get(r, 2)?));
-                Ok(())
-            });
-        }
-        if metrics {
-            use super::gpu_metrics::TABLE;
-            let cols = ["timestamp", "typeId", "metricId", "value"];
-            let query = || {
-                Select::new(TABLE)
-                    .output("typeId", Val::col("typeId"))
-                    .output("timestamp", Val::col("timestamp"))
-                    .when(Cond::AtLeast("timestamp".into(), 0))
-            };
-            let check = s.require_columns(&ex.label, TABLE, &cols);
-            batch.grouped(TABLE, check, query, Span::Instant, &mut metric_groups);
-        }
-        if sched {
-            let t = super::sched::TABLE;
-            let cols = ["start", "cpu", "isSchedIn", "globalTid"];
-            let query = || {
-                Select::new(t)
-                    .output("globalTid", Val::col("globalTid"))
-                    .output("start", Val::col("start"))
-                    .not_null("start")
-                    .not_null("globalTid")
-            };
-            let check = s.require_columns(&ex.label, t, &cols);
-            batch.grouped(t, check, query, Span::Instant, &mut sched_groups);
-        }
-        if let Some(query) = nvtx_names_query {
-            batch.rows("NVTX thread names", query, |r| {
-                nvtx_name_rows.push((get(r, 0)?, get(r, 1)?));
-                Ok(())
-            });
-        }
+        let mut batch = Batch::new(ex, page_reader, opts.second_thread_allowed());
+        tables.add(ex, &mut batch);
         for survey in surveys.iter_mut() {
             batch.join(|set| survey.register(set));
         }
@@ -363,7 +204,7 @@ fn discover_with(
             survey.finish(mine)
         })
         .collect();
-    let keyed: Keyed = key_scan.map(|keys| {
+    let sort_keys: FoundSortKeys = key_scan.map(|keys| {
         let scanned = joined.next().expect("one scan for the keys");
         scanned.map(|()| keys.finish())
     });
@@ -372,102 +213,9 @@ fn discover_with(
         d.range_texts = Some(range_texts);
     }
     let mut next = || outcomes.next().expect("an outcome per scan");
-
-    // GPU operations launched by a traced CUDA call each make a link record too: at most as
-    // many as either (unified-memory migrations, for one, have no call).
-    let mut gpu_rows = 0u64;
-    for (f, groups) in gpu_families.iter().zip(gpu_groups) {
-        next()?;
-        let t = f.table();
-        for ([gp, dev, c, st], lo, hi, n) in groups.finish() {
-            d.record_estimate += n as u64;
-            gpu_rows += n as u64;
-            let key = (
-                process_key(gp),
-                to_u32(ex, t, "deviceId", dev)?,
-                to_u32(ex, t, "contextId", c)?,
-                to_u32(ex, t, "streamId", st)?,
-            );
-            if let Some(lo) = lo {
-                let first = d.streams.entry(key).or_insert(lo);
-                *first = (*first).min(lo);
-            }
-            d.devices.entry(key.1).or_insert(None);
-            d.processes
-                .entry(key.0)
-                .or_insert((pid_of(gp), String::new()));
-            d.widen(lo, hi);
-        }
-    }
-    let cuda_table = Family::CudaApi.table();
-    let mut cuda_calls = 0u64;
-    for (groups, &(table, _)) in host_groups.into_iter().zip(&host_tables) {
-        next()?;
-        for ([gt, ..], lo, hi, n) in groups.finish() {
-            d.record_estimate += n as u64;
-            if table == cuda_table {
-                cuda_calls += n as u64;
-            }
-            d.host_threads.entry(gt).or_default().busy_from(lo);
-            d.widen(lo, hi);
-        }
-    }
-    if nvtx {
-        next()?;
-        for ([gt, dom, ..], lo, hi, n) in nvtx_groups.finish() {
-            d.host_threads.entry(gt).or_default();
-            if dom != 0 {
-                d.used_domains.insert((process_key(gt), dom));
-            }
-            d.record_estimate += n as u64;
-            d.widen(lo, hi);
-        }
-        if nvtx_ends {
-            next()?;
-            for gt in nvtx_end_threads {
-                d.host_threads.entry(gt).or_default();
-            }
-        }
-        if has_domains {
-            next()?;
-            name_domains(ex, &mut d, domain_rows)?;
-        }
-        if has_categories {
-            next()?;
-            for (gt, cat, name) in category_rows {
-                d.categories.insert((process_key(gt), cat), name);
-            }
-        }
-        if !find_nvtx_mpi(ex, opts, &mut d, direct)? {
-            return Ok(None);
-        }
-    }
-    if metrics {
-        next()?;
-        read_gpu_metrics(ex, &mut d, metric_groups.finish())?;
-    }
-    if sched {
-        next()?;
-        for ([gt, ..], lo, hi, n) in sched_groups.finish() {
-            d.host_threads.entry(gt).or_default();
-            d.record_estimate += n as u64 / 2;
-            d.widen(lo, hi);
-        }
-    }
-    annotations::find_threads(ex, &mut d)?;
-    annotations::find_memory_streams(ex, &mut d)?;
-    for &gt in d.host_threads.keys() {
-        d.processes
-            .entry(process_key(gt))
-            .or_insert((pid_of(gt), String::new()));
-    }
-
-    let nvtx_names = has_nvtx_names.then(|| next().map(|()| nvtx_name_rows));
-    read_names(ex, &mut d, nvtx_names)?;
-    ranks::apply_environment(ex, &mut d)?;
-    read_host_facts(ex, &mut d)?;
-    d.record_estimate += gpu_rows.min(cuda_calls);
-    Ok(Some((d, surveyed, keyed)))
+    Ok(tables
+        .fold(ex, opts, &mut d, &mut next, page_reader)?
+        .then_some((d, surveyed, sort_keys)))
 }
 
 fn to_u32(ex: &Export, table: &str, col: &str, v: i64) -> Result<u32> {
@@ -482,17 +230,17 @@ type DomainRow = (Option<i64>, i64, Option<String>, Option<i64>);
 
 /// The query of NVTX domain names: rows of eventType 75 (NvtxDomainCreate), per process; the
 /// name is the text, else the string its textId names.
-fn domains_query(s: &super::schema::Schema) -> Option<Select> {
+fn domains_query(s: &Schema) -> Option<Select> {
     let t = "NVTX_EVENTS";
     if !s.has_columns(t, &["domainId", "text"]) {
         return None;
     }
     Some(
         Select::new(t)
-            .output("globalTid", Val::col_or_null(s, t, "globalTid"))
+            .output("globalTid", s.column_or_null(t, "globalTid"))
             .output("domainId", Val::col("domainId"))
             .output("text", Val::col("text"))
-            .output("textId", Val::col_or_null(s, t, "textId"))
+            .output("textId", s.column_or_null(t, "textId"))
             .when(Cond::In("eventType".into(), vec![75]))
             .not_null("domainId"),
     )
@@ -541,7 +289,12 @@ fn name_domains(ex: &Export, d: &mut Discovery, rows: Vec<DomainRow>) -> Result<
 /// nsys 2022 writes MPI calls only as NVTX push/pop ranges of a domain named `MPI`: find its ids
 /// (and the first range per thread, which sets the thread's state like any MPI call). False when
 /// the direct reader met damage.
-fn find_nvtx_mpi(ex: &Export, opts: &Options, d: &mut Discovery, direct: bool) -> Result<bool> {
+fn find_nvtx_mpi(
+    ex: &Export,
+    opts: &Options,
+    d: &mut Discovery,
+    page_reader: bool,
+) -> Result<bool> {
     if !opts.wants(Family::Mpi) || Family::Mpi.tables().iter().any(|t| ex.schema.has_table(t)) {
         return Ok(true);
     }
@@ -564,7 +317,7 @@ fn find_nvtx_mpi(ex: &Export, opts: &Options, d: &mut Discovery, direct: bool) -
             .not_null("globalTid")
     };
     let mut groups = Grouper::new(1);
-    let mut batch = Batch::new(ex, direct, false);
+    let mut batch = Batch::new(ex, page_reader, false);
     batch.grouped(
         "NVTX MPI ranges",
         Ok(()),
@@ -612,7 +365,7 @@ fn read_gpu_metrics(ex: &Export, d: &mut Discovery, by_type: Vec<Group>) -> Resu
 }
 
 /// User category names: rows of eventType 33 (NvtxCategory), per process.
-fn categories_query(s: &super::schema::Schema) -> Option<Select> {
+fn categories_query(s: &Schema) -> Option<Select> {
     s.has_columns("NVTX_EVENTS", &["category", "text", "globalTid"])
         .then(|| {
             Select::new("NVTX_EVENTS")
@@ -626,7 +379,7 @@ fn categories_query(s: &super::schema::Schema) -> Option<Select> {
 }
 
 /// The query of nvtxNameOsThread names (eventType 39).
-fn nvtx_thread_names_query(s: &super::schema::Schema) -> Option<Select> {
+fn nvtx_thread_names_query(s: &Schema) -> Option<Select> {
     s.has_columns("NVTX_EVENTS", &["eventType", "text", "globalTid"])
         .then(|| {
             Select::new("NVTX_EVENTS")

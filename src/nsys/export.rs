@@ -7,10 +7,6 @@ use crate::error::{Error, Result};
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
-/// KiB of SQLite's page cache of an input's connection (see [`Export::share_caches`]).
-const CACHE_KIB: i64 = 8192;
-const LEAST_CACHE_KIB: i64 = 8;
-
 pub struct Export {
     pub conn: Connection,
     /// File name as shown in messages.
@@ -18,10 +14,10 @@ pub struct Export {
     pub schema: Schema,
     /// The file it was opened from, if it was (a second connection can then read it in parallel).
     pub path: Option<std::path::PathBuf>,
-    /// The file mapped, where it is small enough (sqlfile/mapped.rs): held for as long as the
-    /// export, so that every pager of its file reads the one mapping.
-    #[cfg(target_os = "linux")]
-    mapped: Option<std::sync::Arc<crate::sqlfile::mapped::FileMap>>,
+    /// The file mapped, where the program maps files (`sqlfile::set_map_file`): held for as
+    /// long as the export, so that every pager of its file reads the one mapping.
+    #[cfg(not(target_family = "wasm"))]
+    mapped: Option<std::sync::Arc<dyn crate::sqlfile::MappedFile>>,
 }
 
 impl Export {
@@ -41,16 +37,13 @@ impl Export {
             detail: e.to_string(),
         })?;
         check_magic(&label, &head[..n], len)?;
-        let conn = open_read_only(path).map_err(|e| Error::NotSqlite {
+        let conn = crate::engine::open_read_only(path).map_err(|e| Error::NotSqlite {
             file: label.clone(),
             detail: e.to_string(),
         })?;
         let mut ex = Self::from_connection(conn, label)?;
         ex.path = Some(path.to_owned());
-        #[cfg(target_os = "linux")]
-        {
-            ex.mapped = crate::sqlfile::mapped::FileMap::of(path);
-        }
+        ex.mapped = crate::sqlfile::map_file(path);
         Ok(ex)
     }
 
@@ -69,25 +62,37 @@ impl Export {
         Self::from_connection(conn, label.to_owned())
     }
 
+    /// Opens an export from any byte source through the read-only VFS (src/vfs.rs: the
+    /// browser's `File`, never copied whole into memory), with the settings of a native open.
+    pub fn open_source(
+        label: &str,
+        src: Box<dyn crate::vfs::ReadAt>,
+        config: crate::vfs::CacheConfig,
+    ) -> Result<Export> {
+        let check = |head: &[u8], len| check_magic(label, head, len);
+        let conn = crate::vfs::open_checked(label, src, config, check)?;
+        Self::from_connection(conn, label.to_owned())
+    }
+
     /// Wraps an already opened connection (e.g. over the browser's Blob VFS).
     pub fn from_connection(conn: Connection, label: String) -> Result<Export> {
-        configure(&conn);
+        crate::engine::configure(&conn);
         let schema = Schema::read(&conn, &label)?;
         Ok(Export {
             conn,
             label,
             schema,
             path: None,
-            #[cfg(target_os = "linux")]
+            #[cfg(not(target_family = "wasm"))]
             mapped: None,
         })
     }
 
     /// `Err` where the file changed under the reading in a way its readers may not have seen:
-    /// it shrank while mapped (sqlfile/mapped.rs; the end of its last page then reads as zeros
-    /// where `pread` would fail). Asked when a pass over the file ends.
+    /// it shrank while mapped (the end of its last page then reads as zeros where `pread` would
+    /// fail). Asked when a pass over the file ends.
     pub fn check_unchanged(&self) -> Result<()> {
-        #[cfg(target_os = "linux")]
+        #[cfg(not(target_family = "wasm"))]
         if let Some(map) = &self.mapped {
             map.unchanged().map_err(|why| Error::BadData {
                 file: self.label.clone(),
@@ -97,20 +102,10 @@ impl Export {
         Ok(())
     }
 
-    /// Gives this connection's page caches (its file's and its temporary tables') a share of
-    /// what `inputs` inputs read together keep: 8 MiB alone, 8 MiB over all of many (each
-    /// then as small as two pages, which SQLite does not allocate ahead: from three pages on,
-    /// every cache it opens allocates 20 pages at once, 87 KiB a cache with 4 KiB pages).
-    /// Most pages are read by the direct reader (sqlfile/), with its own cache; what SQLite
-    /// still reads (names, MPI receives, SQL sorts) is read once or from the OS's cache.
+    /// Gives this connection's page caches a share of what `inputs` inputs read together keep
+    /// ([`crate::engine::share_caches`]).
     pub fn share_caches(&self, inputs: usize) {
-        if inputs <= 1 {
-            return;
-        }
-        let kib = (CACHE_KIB / inputs as i64).max(LEAST_CACHE_KIB);
-        let _ = self.conn.execute_batch(&format!(
-            "PRAGMA main.cache_size = -{kib}; PRAGMA temp.cache_size = -{kib};"
-        ));
+        crate::engine::share_caches(&self.conn, inputs);
     }
 
     /// Bytes of its file (0 for an export not opened from a file, or one that cannot be read).
@@ -118,6 +113,15 @@ impl Export {
         (self.path.as_ref())
             .and_then(|p| std::fs::metadata(p).ok())
             .map_or(0, |m| m.len())
+    }
+
+    /// The export as the reading engine reads it.
+    pub fn input(&self) -> crate::engine::Input<'_> {
+        crate::engine::Input {
+            conn: &self.conn,
+            label: &self.label,
+            path: self.path.as_deref(),
+        }
     }
 
     /// Number of rows of every non-empty table, in name order (for `prvsight info`).
@@ -138,38 +142,6 @@ impl Export {
         }
         Ok(out)
     }
-}
-
-/// Settings every connection to an export gets.
-fn configure(conn: &Connection) {
-    use rusqlite::config::DbConfig;
-    // Plans never depend on bound values (exports have no indexes), but by default SQLite
-    // re-prepares a statement when a value bound to a LIMIT or range changes: the partitioned
-    // reader re-binds its statements for every batch, and the profile showed 4 % in re-parsing.
-    let _ = conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true);
-    // Our queries quote column names (nsys/select.rs): a quoted name that is not a column must be
-    // an error, not SQLite's legacy fallback to a string literal.
-    let _ = conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DQS_DML, false);
-}
-
-/// A read-only connection to an export file, set up as every reader of it expects.
-#[cfg(not(target_family = "wasm"))]
-pub(crate) fn open_read_only(path: &std::path::Path) -> rusqlite::Result<Connection> {
-    let conn = Connection::open_with_flags(
-        path,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    // Sorts of big tables spill to temporary files instead of growing memory (see nsys/mod.rs).
-    // The shared lock taken by the first read is held until the connection closes, instead of
-    // being taken and let go around every statement (each time 3 `fcntl`s and a read of the
-    // file's change counter: ~1 800 system calls in a 10 MB conversion, most of them the string
-    // lookups of the reading thread). Meanwhile a SQLite writer finds the file busy rather than
-    // changing it under the conversion; other changes are `Export::check_unchanged`'s to find.
-    let _ = conn.execute_batch(
-        "PRAGMA temp_store = FILE; PRAGMA cache_size = -8192; PRAGMA locking_mode = EXCLUSIVE;",
-    );
-    configure(&conn);
-    Ok(conn)
 }
 
 /// Tells "not SQLite at all" and "empty file" apart before SQLite gives a vaguer message.

@@ -4,13 +4,13 @@
 
 use std::collections::BTreeSet;
 
-use super::cursor::{
-    grown_slot, int, u32_or_0, u64_or_0, CursorKind, Fields, Partitioned, Query, SourceCx,
-};
+use super::context::{grown_slot, int, u32_or_0, u64_or_0, SourceCx};
 use super::ids::process_key;
-use super::partitioned::{Member, Spec};
-use super::select::{Expr, Select, Val};
+use super::query::{CursorKind, Partitioned, Query};
 use super::Schema;
+use crate::engine::partitioned::{Member, Spec};
+use crate::engine::row::Fields;
+use crate::engine::select::{Expr, Select, Val};
 use crate::error::Result;
 use crate::model::classify::kernel_class;
 use crate::model::{GpuOp, GpuOpKind, GraphExec, Kernel, Memcpy, Memset, Names, Record};
@@ -58,7 +58,7 @@ const COLUMNS: &[&str] = &[
 /// Row index of a column, at compile time.
 macro_rules! at {
     ($col:literal) => {
-        const { super::cursor::column_index(COLUMNS, $col) + 1 }
+        const { crate::engine::row::column_index(COLUMNS, $col) + 1 }
     };
 }
 
@@ -87,7 +87,7 @@ fn select_for(schema: &Schema, fam: i64, table: &str) -> Select {
         .output("rid", Val::Rowid);
     for c in COLUMNS {
         let v = if wanted.contains(c) {
-            Val::col_or_null(schema, table, c)
+            schema.column_or_null(table, c)
         } else {
             Val::Null
         };
@@ -117,10 +117,8 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
         union = union.join(" UNION ALL "),
     );
     let spec = Spec {
-        kind: CursorKind::Gpu,
         order: Expr::out("start"),
         aux: None,
-        source,
         what: WHAT_ALL,
         partition: vec![
             Expr::out("globalPid"),
@@ -218,48 +216,7 @@ pub fn decode<R: Fields + ?Sized>(
     let graph_node_id = g(at!("graphNodeId"), cx)?.and_then(|n| u64::try_from(n).ok());
     let u32_of = |i: usize, cx: &SourceCx| g(i, cx).map(u32_or_0);
     let kind = match fam {
-        FAM_KERNEL => {
-            let short_id = g(at!("shortName"), cx)?;
-            let full_id = g(at!("demangledName"), cx)?.or(short_id);
-            let name = match full_id {
-                Some(id) => cx.strings.name(id, names)?,
-                None => names.intern("<unnamed kernel>"),
-            };
-            let short_name = match short_id {
-                Some(id) => cx.strings.name(id, names)?,
-                None => name,
-            };
-            // Worked out once per kernel name (again where its short name is another).
-            let known = grown_slot(&mut cx.kernel_classes, name.0 as usize);
-            let class = match *known {
-                Some((short, class)) if short == short_name => class,
-                _ => {
-                    let class = kernel_class(names.get(name), names.get(short_name));
-                    *known = Some((short_name, class));
-                    class
-                }
-            };
-            GpuOpKind::Kernel(Kernel {
-                name,
-                short_name,
-                class,
-                grid: [
-                    u32_of(at!("gridX"), cx)?,
-                    u32_of(at!("gridY"), cx)?,
-                    u32_of(at!("gridZ"), cx)?,
-                ],
-                block: [
-                    u32_of(at!("blockX"), cx)?,
-                    u32_of(at!("blockY"), cx)?,
-                    u32_of(at!("blockZ"), cx)?,
-                ],
-                registers_per_thread: u32_of(at!("registersPerThread"), cx)?,
-                static_shared_memory: u32_of(at!("staticSharedMemory"), cx)?,
-                dynamic_shared_memory: u32_of(at!("dynamicSharedMemory"), cx)?,
-                local_memory_per_thread: u32_of(at!("localMemoryPerThread"), cx)?,
-                local_memory_total: u64_or_0(g(at!("localMemoryTotal"), cx)?),
-            })
-        }
+        FAM_KERNEL => GpuOpKind::Kernel(kernel(row, cx, names)?),
         FAM_MEMCPY => GpuOpKind::Memcpy(Memcpy {
             bytes: u64_or_0(g(at!("bytes"), cx)?),
             copy_kind: u32_of(at!("copyKind"), cx)?,
@@ -294,4 +251,51 @@ pub fn decode<R: Fields + ?Sized>(
         graph_node_id,
         kind,
     })))
+}
+
+/// The kernel of a row of the kernels' table.
+#[inline(always)]
+fn kernel<R: Fields + ?Sized>(row: &R, cx: &mut SourceCx, names: &mut Names) -> Result<Kernel> {
+    let g = |i: usize, cx: &SourceCx| int(row, i, cx, WHAT);
+    let u32_of = |i: usize, cx: &SourceCx| g(i, cx).map(u32_or_0);
+    let short_id = g(at!("shortName"), cx)?;
+    let full_id = g(at!("demangledName"), cx)?.or(short_id);
+    let name = match full_id {
+        Some(id) => cx.strings.name(id, names)?,
+        None => names.intern("<unnamed kernel>"),
+    };
+    let short_name = match short_id {
+        Some(id) => cx.strings.name(id, names)?,
+        None => name,
+    };
+    // Worked out once per kernel name (again where its short name is another).
+    let known = grown_slot(&mut cx.kernel_classes, name.0 as usize);
+    let class = match *known {
+        Some((short, class)) if short == short_name => class,
+        _ => {
+            let class = kernel_class(names.get(name), names.get(short_name));
+            *known = Some((short_name, class));
+            class
+        }
+    };
+    Ok(Kernel {
+        name,
+        short_name,
+        class,
+        grid: [
+            u32_of(at!("gridX"), cx)?,
+            u32_of(at!("gridY"), cx)?,
+            u32_of(at!("gridZ"), cx)?,
+        ],
+        block: [
+            u32_of(at!("blockX"), cx)?,
+            u32_of(at!("blockY"), cx)?,
+            u32_of(at!("blockZ"), cx)?,
+        ],
+        registers_per_thread: u32_of(at!("registersPerThread"), cx)?,
+        static_shared_memory: u32_of(at!("staticSharedMemory"), cx)?,
+        dynamic_shared_memory: u32_of(at!("dynamicSharedMemory"), cx)?,
+        local_memory_per_thread: u32_of(at!("localMemoryPerThread"), cx)?,
+        local_memory_total: u64_or_0(g(at!("localMemoryTotal"), cx)?),
+    })
 }

@@ -4,10 +4,12 @@
 //! (discovery makes one where the process has none). The memory in use per process and GPU is
 //! summed as the rows come: state per (process, GPU), not per allocation.
 
-use super::cursor::{int, CursorKind, Fields, Query, SourceCx};
-use super::discover::StreamKey;
+use super::context::{int, SourceCx};
 use super::ids::process_key;
+use super::ids::StreamKey;
+use super::query::{CursorKind, Query};
 use super::Schema;
+use crate::engine::row::Fields;
 use crate::error::Result;
 use crate::model::{Annotation, GpuMemoryChange, Record, ThreadId};
 

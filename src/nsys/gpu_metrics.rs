@@ -2,7 +2,9 @@
 //! named by TARGET_INFO_GPU_METRICS. The GPU is `typeId & 0xFF` (as nsys2prv reads it); every GPU
 //! gets one metrics pseudo-thread, in the process that uses that GPU.
 
-use super::cursor::{int, CursorKind, Fields, Query, SourceCx};
+use super::context::{int, SourceCx};
+use super::query::{CursorKind, Query};
+use crate::engine::row::Fields;
 use crate::error::Result;
 use crate::model::{MetricSample, Names, Record};
 

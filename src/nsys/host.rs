@@ -7,20 +7,19 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::cursor::{
-    grown_slot, int, text, u64_or_0, CursorKind, Fields, Partitioned, Query, SourceCx,
-};
-use super::discover::Discovery;
-use super::partitioned::{Aux, AuxRule, Member, Spec};
-use super::select::{Cond, Expr, Select, Val};
+use super::context::{grown_slot, int, text, u64_or_0, SourceCx};
+use super::query::{CursorKind, Partitioned, Query};
 use super::Schema;
+use crate::engine::partitioned::{Aux, AuxRule, Member, Spec};
+use crate::engine::row::Fields;
+use crate::engine::select::{Cond, Expr, Select, Val};
 use crate::error::Result;
 use crate::model::classify::{
     acc_activity, cuda_call_activity, mpi_activity, os_call_activity, strip_api_version,
 };
 use crate::model::{
-    AccCall, AccClass, ApiLayer, CudaCall, HostCall, HostCallKind, MpiCall, MpiClass, Names,
-    OsCall, Record,
+    AccCall, AccClass, ApiLayer, CudaCall, HostCall, HostCallKind, MpiCall, MpiClass, NameId,
+    Names, OsCall, Record,
 };
 use crate::options::Family;
 
@@ -48,7 +47,7 @@ const UNION: &[&str] = &[
 /// Row index of a union column, at compile time.
 macro_rules! at {
     ($col:literal) => {
-        const { super::cursor::column_index(UNION, $col) + 4 }
+        const { crate::engine::row::column_index(UNION, $col) + 4 }
     };
 }
 
@@ -91,13 +90,61 @@ fn member(
     }
 }
 
+/// The host calls' cursor of one export, if it has any selected host family;
+/// `nvtx_mpi_domains`: the NVTX domains that hold MPI calls (`Discovery::nvtx_mpi_domains`).
 pub fn query(
     schema: &Schema,
-    d: &Discovery,
+    nvtx_mpi_domains: &BTreeSet<i64>,
     families: &BTreeSet<Family>,
     source: usize,
 ) -> Option<Query> {
-    let c = |t: &str, col: &str| Val::col_or_null(schema, t, col);
+    let parts = members(schema, nvtx_mpi_domains, families);
+    if parts.is_empty() {
+        return None;
+    }
+    let union: Vec<String> = parts.iter().map(|m| m.select.sql()).collect();
+    let sql = format!(
+        "SELECT fam, start, end, globalTid, {cols}, LEAD(start) OVER (PARTITION BY globalTid ORDER BY start, fam, rid) \
+         FROM ({union}) ORDER BY start, fam, rid",
+        cols = UNION.join(", "),
+        union = union.join(" UNION ALL ")
+    );
+    // A grouped member (the MPI waits) is read through SQL by the sort-free reader too, its
+    // survey declining where it has too many groups (engine/partitioned.rs, GROUPED_FETCHES).
+    let partitioned = Partitioned::Rows(Spec {
+        order: Expr::out("start"),
+        // The CUDA calls' correlation ids, where the link join takes its calls from this
+        // reader (links.rs: FedLinks); the other members give NULL.
+        aux: super::links::wanted(families).then(|| Aux {
+            column: Expr::out("corr"),
+            rule: AuxRule::Note,
+        }),
+        what: WHAT_ALL,
+        partition: vec![Expr::out("globalTid")],
+        columns: ["fam", "start", "end", "globalTid"]
+            .into_iter()
+            .chain(UNION.iter().copied())
+            .map(Expr::out)
+            .chain([Expr::Null])
+            .collect(),
+        members: parts,
+    });
+    Some(Query {
+        kind: CursorKind::Host,
+        source,
+        sql,
+        what: WHAT_ALL,
+        partitioned: Some(partitioned),
+    })
+}
+
+/// The members of the host calls' union, in the order the SQL path ranks ties (`fam`).
+fn members(
+    schema: &Schema,
+    nvtx_mpi_domains: &BTreeSet<i64>,
+    families: &BTreeSet<Family>,
+) -> Vec<Member> {
+    let c = |t: &str, col: &str| schema.column_or_null(t, col);
     let lit = Val::col;
     let mut parts = Vec::new();
     if families.contains(&Family::CudaApi) {
@@ -115,66 +162,7 @@ pub fn query(
         ));
     }
     if families.contains(&Family::Mpi) {
-        let t = "MPI_P2P_EVENTS";
-        if schema.has_table(t) {
-            let cols = [
-                ("nm", lit("textId")),
-                ("size", c(t, "size")),
-                ("tag", c(t, "tag")),
-                ("peer", c(t, "remoteRank")),
-                ("comm", c(t, "commHandle")),
-            ];
-            parts.push(member(FAM_MPI_P2P, t, &cols, Vec::new(), None));
-        }
-        let t = "MPI_COLLECTIVES_EVENTS";
-        if schema.has_table(t) {
-            let cols = [
-                ("nm", lit("textId")),
-                ("size", c(t, "size")),
-                ("recvSize", c(t, "recvSize")),
-                ("root", c(t, "rootRank")),
-                ("comm", c(t, "commHandle")),
-            ];
-            parts.push(member(FAM_MPI_COLL, t, &cols, Vec::new(), None));
-        }
-        // nsys writes one row per request a wait completed, all with the call's start and end.
-        let t = "MPI_START_WAIT_EVENTS";
-        if schema.has_table(t) {
-            parts.push(member(
-                FAM_MPI_WAIT,
-                t,
-                &[("nm", lit("textId")), ("reqs", Val::Sql("COUNT(*)"))],
-                Vec::new(),
-                Some("start, end, globalTid, textId"),
-            ));
-        }
-        let t = "MPI_OTHER_EVENTS";
-        if schema.has_table(t) {
-            parts.push(member(
-                FAM_MPI_OTHER,
-                t,
-                &[("nm", lit("textId"))],
-                Vec::new(),
-                None,
-            ));
-        }
-        if !d.nvtx_mpi_domains.is_empty() {
-            let t = "NVTX_EVENTS";
-            let conds = vec![
-                Cond::In("eventType".into(), vec![59, 70]),
-                Cond::In(
-                    "domainId".into(),
-                    d.nvtx_mpi_domains.iter().copied().collect(),
-                ),
-            ];
-            parts.push(member(
-                FAM_NVTX_MPI,
-                t,
-                &[("nm", c(t, "textId")), ("txt", lit("text"))],
-                conds,
-                None,
-            ));
-        }
+        parts.extend(mpi_members(schema, nvtx_mpi_domains));
     }
     if families.contains(&Family::Osrt) && schema.has_table("OSRT_API") {
         parts.push(member(
@@ -205,45 +193,75 @@ pub fn query(
             }
         }
     }
-    if parts.is_empty() {
-        return None;
+    parts
+}
+
+/// The MPI calls' members: the four MPI_*_EVENTS tables, and the NVTX `MPI` domain of nsys 2022.
+fn mpi_members(schema: &Schema, nvtx_mpi_domains: &BTreeSet<i64>) -> Vec<Member> {
+    let c = |t: &str, col: &str| schema.column_or_null(t, col);
+    let lit = Val::col;
+    let mut parts = Vec::new();
+    let t = "MPI_P2P_EVENTS";
+    if schema.has_table(t) {
+        let cols = [
+            ("nm", lit("textId")),
+            ("size", c(t, "size")),
+            ("tag", c(t, "tag")),
+            ("peer", c(t, "remoteRank")),
+            ("comm", c(t, "commHandle")),
+        ];
+        parts.push(member(FAM_MPI_P2P, t, &cols, Vec::new(), None));
     }
-    let union: Vec<String> = parts.iter().map(|m| m.select.sql()).collect();
-    let sql = format!(
-        "SELECT fam, start, end, globalTid, {cols}, LEAD(start) OVER (PARTITION BY globalTid ORDER BY start, fam, rid) \
-         FROM ({union}) ORDER BY start, fam, rid",
-        cols = UNION.join(", "),
-        union = union.join(" UNION ALL ")
-    );
-    // A grouped member (the MPI waits) is read through SQL by the sort-free reader too, its
-    // survey declining where it has too many groups (partitioned.rs, GROUPED_FETCHES).
-    let partitioned = Partitioned::Rows(Spec {
-        kind: CursorKind::Host,
-        order: Expr::out("start"),
-        // The CUDA calls' correlation ids, where the link join takes its calls from this
-        // reader (links.rs: FedLinks); the other members give NULL.
-        aux: super::links::wanted(families).then(|| Aux {
-            column: Expr::out("corr"),
-            rule: AuxRule::Note,
-        }),
-        source,
-        what: WHAT_ALL,
-        partition: vec![Expr::out("globalTid")],
-        columns: ["fam", "start", "end", "globalTid"]
-            .into_iter()
-            .chain(UNION.iter().copied())
-            .map(Expr::out)
-            .chain([Expr::Null])
-            .collect(),
-        members: parts,
-    });
-    Some(Query {
-        kind: CursorKind::Host,
-        source,
-        sql,
-        what: WHAT_ALL,
-        partitioned: Some(partitioned),
-    })
+    let t = "MPI_COLLECTIVES_EVENTS";
+    if schema.has_table(t) {
+        let cols = [
+            ("nm", lit("textId")),
+            ("size", c(t, "size")),
+            ("recvSize", c(t, "recvSize")),
+            ("root", c(t, "rootRank")),
+            ("comm", c(t, "commHandle")),
+        ];
+        parts.push(member(FAM_MPI_COLL, t, &cols, Vec::new(), None));
+    }
+    // nsys writes one row per request a wait completed, all with the call's start and end.
+    let t = "MPI_START_WAIT_EVENTS";
+    if schema.has_table(t) {
+        parts.push(member(
+            FAM_MPI_WAIT,
+            t,
+            &[("nm", lit("textId")), ("reqs", Val::Sql("COUNT(*)"))],
+            Vec::new(),
+            Some("start, end, globalTid, textId"),
+        ));
+    }
+    let t = "MPI_OTHER_EVENTS";
+    if schema.has_table(t) {
+        parts.push(member(
+            FAM_MPI_OTHER,
+            t,
+            &[("nm", lit("textId"))],
+            Vec::new(),
+            None,
+        ));
+    }
+    if !nvtx_mpi_domains.is_empty() {
+        let t = "NVTX_EVENTS";
+        let conds = vec![
+            Cond::In("eventType".into(), vec![59, 70]),
+            Cond::In(
+                "domainId".into(),
+                nvtx_mpi_domains.iter().copied().collect(),
+            ),
+        ];
+        parts.push(member(
+            FAM_NVTX_MPI,
+            t,
+            &[("nm", c(t, "textId")), ("txt", lit("text"))],
+            conds,
+            None,
+        ));
+    }
+    parts
 }
 
 /// OSRT_API also holds start/stop markers of the OS runtime tracer (eventClass 31/32, named
@@ -321,72 +339,13 @@ pub fn decode<R: Fields + ?Sized>(
             HostCallKind::Os(OsCall { name }),
         ),
         FAM_ACC_DATA | FAM_ACC_LAUNCH | FAM_ACC_OTHER => {
-            let class = match fam {
-                FAM_ACC_DATA => AccClass::Data,
-                FAM_ACC_LAUNCH => AccClass::Launch,
-                _ => AccClass::Other,
-            };
-            let event_kind = g(at!("ekind"), cx)?
-                .and_then(|k| u32::try_from(k).ok())
-                .unwrap_or(0);
-            let file = match g(at!("src"), cx)? {
-                Some(id) => cx.strings.text(id)?.unwrap_or_default(),
-                None => String::new(),
-            };
-            let line = g(at!("line"), cx)?.unwrap_or(0);
-            // The construct as nsys shows it: where in the source it is.
-            let construct = names.intern(&format!(
-                "{}@{}:{line}",
-                names.get(name),
-                if file.is_empty() { "?" } else { &file }
-            ));
-            let function = match g(at!("func"), cx)? {
-                Some(id) => Some(cx.strings.name(id, names)?),
-                None => None,
-            };
-            let kernel = match g(at!("kname"), cx)? {
-                Some(id) => Some(cx.strings.name(id, names)?),
-                None => None,
-            };
-            let bytes = g(at!("size"), cx)?.and_then(|b| u64::try_from(b).ok());
-            let call = AccCall {
-                class,
-                event_kind,
-                name,
-                construct,
-                function,
-                bytes,
-                kernel,
-            };
-            (acc_activity(event_kind), HostCallKind::OpenAcc(call))
+            let call = acc_call(row, fam, name, cx, names)?;
+            (acc_activity(call.event_kind), HostCallKind::OpenAcc(call))
         }
         _ => {
-            let class = match fam {
-                FAM_MPI_P2P => MpiClass::PointToPoint,
-                FAM_MPI_COLL => MpiClass::Collective,
-                FAM_MPI_WAIT => MpiClass::StartWait,
-                _ => MpiClass::Other,
-            };
-            let bytes = |v: Option<i64>| v.and_then(|x| u64::try_from(x).ok());
-            let call = MpiCall {
-                name,
-                class,
-                bytes_sent: bytes(g(at!("size"), cx)?),
-                bytes_received: if class == MpiClass::Collective {
-                    bytes(g(at!("recvSize"), cx)?)
-                } else {
-                    None
-                },
-                peer: g(at!("peer"), cx)?,
-                tag: g(at!("tag"), cx)?,
-                root: g(at!("root"), cx)?,
-                communicator: g(at!("comm"), cx)?,
-                requests: g(at!("reqs"), cx)?
-                    .and_then(|r| u32::try_from(r).ok())
-                    .unwrap_or(1),
-            };
+            let call = mpi_call(row, fam, name, cx)?;
             (
-                mpi_activity(names.get(name), class),
+                mpi_activity(names.get(name), call.class),
                 HostCallKind::Mpi(call),
             )
         }
@@ -399,4 +358,83 @@ pub fn decode<R: Fields + ?Sized>(
         activity,
         kind,
     })))
+}
+
+/// The OpenACC call of a row of family `fam`, named `name`.
+#[inline]
+fn acc_call<R: Fields + ?Sized>(
+    row: &R,
+    fam: i64,
+    name: NameId,
+    cx: &mut SourceCx,
+    names: &mut Names,
+) -> Result<AccCall> {
+    let g = |i: usize, cx: &SourceCx| int(row, i, cx, WHAT);
+    let class = match fam {
+        FAM_ACC_DATA => AccClass::Data,
+        FAM_ACC_LAUNCH => AccClass::Launch,
+        _ => AccClass::Other,
+    };
+    let event_kind = g(at!("ekind"), cx)?
+        .and_then(|k| u32::try_from(k).ok())
+        .unwrap_or(0);
+    let file = match g(at!("src"), cx)? {
+        Some(id) => cx.strings.text(id)?.unwrap_or_default(),
+        None => String::new(),
+    };
+    let line = g(at!("line"), cx)?.unwrap_or(0);
+    // The construct as nsys shows it: where in the source it is.
+    let construct = names.intern(&format!(
+        "{}@{}:{line}",
+        names.get(name),
+        if file.is_empty() { "?" } else { &file }
+    ));
+    let function = match g(at!("func"), cx)? {
+        Some(id) => Some(cx.strings.name(id, names)?),
+        None => None,
+    };
+    let kernel = match g(at!("kname"), cx)? {
+        Some(id) => Some(cx.strings.name(id, names)?),
+        None => None,
+    };
+    let bytes = g(at!("size"), cx)?.and_then(|b| u64::try_from(b).ok());
+    Ok(AccCall {
+        class,
+        event_kind,
+        name,
+        construct,
+        function,
+        bytes,
+        kernel,
+    })
+}
+
+/// The MPI call of a row of family `fam`, named `name`.
+#[inline]
+fn mpi_call<R: Fields + ?Sized>(row: &R, fam: i64, name: NameId, cx: &SourceCx) -> Result<MpiCall> {
+    let g = |i: usize, cx: &SourceCx| int(row, i, cx, WHAT);
+    let class = match fam {
+        FAM_MPI_P2P => MpiClass::PointToPoint,
+        FAM_MPI_COLL => MpiClass::Collective,
+        FAM_MPI_WAIT => MpiClass::StartWait,
+        _ => MpiClass::Other,
+    };
+    let bytes = |v: Option<i64>| v.and_then(|x| u64::try_from(x).ok());
+    Ok(MpiCall {
+        name,
+        class,
+        bytes_sent: bytes(g(at!("size"), cx)?),
+        bytes_received: if class == MpiClass::Collective {
+            bytes(g(at!("recvSize"), cx)?)
+        } else {
+            None
+        },
+        peer: g(at!("peer"), cx)?,
+        tag: g(at!("tag"), cx)?,
+        root: g(at!("root"), cx)?,
+        communicator: g(at!("comm"), cx)?,
+        requests: g(at!("reqs"), cx)?
+            .and_then(|r| u32::try_from(r).ok())
+            .unwrap_or(1),
+    })
 }

@@ -2,6 +2,9 @@
 //! `globalTid = hi16 << 48 | pid << 24 | tid` and `globalPid = hi16 << 48 | pid << 24`.
 //! The top 16 bits tell machines/VMs apart; we keep them in keys but never interpret them.
 
+/// A GPU stream key: (globalPid, deviceId, contextId, streamId).
+pub type StreamKey = (i64, u32, u32, u32);
+
 pub fn pid_of(global: i64) -> u32 {
     ((global >> 24) & 0xFF_FFFF) as u32
 }

@@ -20,11 +20,17 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use rusqlite::Connection;
 
-use super::cursor::{grown_slot, int, u32_or_0, u64_or_0, CursorKind, Fields, Query, SourceCx};
+use super::context::{grown_slot, int, u32_or_0, u64_or_0, SourceCx};
 use super::ids::process_key;
-use super::partitioned::{Aux, AuxRule, Member, OrderedRows, PartitionedRows, Spec, Survey};
-use super::select::{Expr, Select, Val};
+use super::query::{CursorKind, Query};
 use super::Schema;
+use crate::engine::partitioned::{
+    Aux, AuxRule, Member, OrderedRows, PartitionedRows, Spec, Survey,
+};
+use crate::engine::readers::Readers;
+use crate::engine::row::Fields;
+use crate::engine::select::{Expr, Select, Val};
+use crate::engine::Input;
 use crate::error::{Error, Result};
 use crate::model::{Link, LinkKind, Record, ThreadId};
 use crate::options::Family;
@@ -48,7 +54,7 @@ fn gpu_parts(schema: &Schema, families: &BTreeSet<Family>) -> Vec<(usize, Select
             let bytes = if *fam == 0 {
                 Val::Null
             } else {
-                Val::col_or_null(schema, t, "bytes")
+                schema.column_or_null(t, "bytes")
             };
             let select = Select::new(t)
                 .output("fam", Val::Int(*fam))
@@ -57,7 +63,7 @@ fn gpu_parts(schema: &Schema, families: &BTreeSet<Family>) -> Vec<(usize, Select
                 .output("start", Val::col("start"))
                 .output("globalPid", Val::col("globalPid"))
                 .output("deviceId", Val::col("deviceId"))
-                .output("ctx", Val::col_or_null(schema, t, "contextId"))
+                .output("ctx", schema.column_or_null(t, "contextId"))
                 .output("streamId", Val::col("streamId"))
                 .output("correlationId", Val::col("correlationId"))
                 .output("bytes", bytes)
@@ -87,13 +93,11 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
         api = Family::CudaApi.table(),
     );
     let api = Spec {
-        kind: CursorKind::Link,
         order: Expr::out("start"),
         aux: Some(Aux {
             column: Expr::out("correlationId"),
             rule: AuxRule::Decline,
         }),
-        source,
         what: WHAT,
         members: vec![Member {
             fam: 0,
@@ -111,10 +115,8 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
         columns: vec![Expr::out("globalTid")],
     };
     let gpu = Spec {
-        kind: CursorKind::Link,
         order: Expr::out("correlationId"),
         aux: None,
-        source,
         what: WHAT,
         members: parts
             .into_iter()
@@ -137,7 +139,7 @@ pub fn query(schema: &Schema, families: &BTreeSet<Family>, source: usize) -> Opt
         source,
         sql,
         what: WHAT,
-        partitioned: Some(super::cursor::Partitioned::Links { api, gpu }),
+        partitioned: Some(super::query::Partitioned::Links { api, gpu }),
     })
 }
 
@@ -289,12 +291,12 @@ struct CallSide {
 impl CallSide {
     /// The threads of `keys` (a calls' reader's resources: `globalTid` first) in processes that
     /// have operations.
-    fn new(keys: &[super::partitioned::Key], ops: &Operations) -> CallSide {
+    fn new(keys: &[crate::engine::partitioned::Key], ops: &Operations) -> CallSide {
         CallSide::with(keys, |process| ops.by_process.contains_key(&process))
     }
 
     /// [`new`](Self::new), the processes with operations told by `has_ops`.
-    fn with(keys: &[super::partitioned::Key], has_ops: impl Fn(i64) -> bool) -> CallSide {
+    fn with(keys: &[crate::engine::partitioned::Key], has_ops: impl Fn(i64) -> bool) -> CallSide {
         let mut threads_of: BTreeMap<i64, Vec<usize>> = BTreeMap::new();
         for (p, key) in keys.iter().enumerate() {
             if let Some(gtid) = key[0] {
@@ -349,7 +351,7 @@ pub type OpsReader<'m, 'c> = dyn FnMut(&Spec, Survey) -> Box<dyn OrderedRows + '
 
 /// The process of an operations' resource key (globalPid first) as calls name it
 /// (`globalTid >> 24`): what [`Operations`] reads per process, and so which calls a tap takes.
-fn ops_process(key: &super::partitioned::Key) -> Option<i64> {
+fn ops_process(key: &crate::engine::partitioned::Key) -> Option<i64> {
     key[0].map(|gpid| gpid >> 24)
 }
 
@@ -534,7 +536,7 @@ impl<'c> FedLinks<'c> {
     /// `host_keys`; the tap goes to the host cursor.
     pub fn new(
         ops: Operations<'c>,
-        host_keys: &[super::partitioned::Key],
+        host_keys: &[crate::engine::partitioned::Key],
     ) -> (FedLinks<'c>, CallTap) {
         let tap = CallTap {
             side: CallSide::new(host_keys, &ops),
@@ -549,8 +551,20 @@ impl<'c> FedLinks<'c> {
         )
     }
 
-    /// The join of the operations `ops` with calls a [`CallTap::apart`] takes elsewhere.
-    pub fn apart(ops: Operations<'c>) -> FedLinks<'c> {
+    /// The join of the operations of `gpu`'s runs `ops` in `input`, read on this thread, with
+    /// calls a [`CallTap::for_sinks_thread`] takes elsewhere; `input` is one of `inputs` read
+    /// together.
+    pub fn on_sinks_thread(
+        input: Input<'c>,
+        gpu: &Spec,
+        ops: Survey,
+        page_reader: bool,
+        inputs: usize,
+    ) -> FedLinks<'c> {
+        let readers = Readers::among(vec![input], page_reader, 0, inputs);
+        let ops = Operations::new(gpu, ops, &mut |spec, runs| {
+            Box::new(readers.here(0, spec, runs))
+        });
         FedLinks {
             ops,
             out: VecDeque::new(),
@@ -575,9 +589,12 @@ impl<'c> FedLinks<'c> {
 
 impl CallTap {
     /// The tap of a host reader whose resources are `host_keys`, for a join made elsewhere
-    /// (the sinks' thread: pipeline/links_apart.rs) over the operations `ops` surveyed: the
+    /// (the sinks' thread: pipeline/sinks_links.rs) over the operations `ops` surveyed: the
     /// calls it takes are those [`FedLinks::new`]'s tap would take.
-    pub fn apart(host_keys: &[super::partitioned::Key], ops: &Survey) -> CallTap {
+    pub fn for_sinks_thread(
+        host_keys: &[crate::engine::partitioned::Key],
+        ops: &Survey,
+    ) -> CallTap {
         // The processes `Operations::new` makes readers of: those of the operations' keys.
         let processes: BTreeSet<i64> = ops.keys().iter().filter_map(ops_process).collect();
         CallTap {

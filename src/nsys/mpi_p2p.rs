@@ -9,8 +9,10 @@
 
 use rusqlite::OptionalExtension;
 
-use super::cursor::{int, CursorKind, Fields, Query, SourceCx};
+use super::context::{int, SourceCx};
+use super::query::{CursorKind, Query};
 use super::Export;
+use crate::engine::row::Fields;
 use crate::error::{Error, Result};
 use crate::model::{Message, Record};
 
@@ -128,6 +130,15 @@ pub fn send_query(ex: &Export, source: usize) -> Query {
         what: "MPI sends (message matching)",
         partitioned: None,
     }
+}
+
+/// Builds `ex`'s receive index and gives `cx` the statement that looks receives up in it.
+pub fn prepare_matching<'c>(ex: &'c Export, cx: &mut SourceCx<'c>) -> Result<()> {
+    build_receive_index(ex)?;
+    let lookup = (ex.conn.prepare(receive_lookup_sql()))
+        .map_err(|e| Error::read(&ex.label, "MPI receives", e))?;
+    cx.recv_lookup = Some(lookup);
+    Ok(())
 }
 
 pub fn receive_lookup_sql() -> &'static str {

@@ -1,11 +1,13 @@
 //! NVTX_EVENTS: push/pop and start/end ranges, marks. Names come from the inline `text` or, for
 //! registered strings, from `textId`; domains and categories were named during discovery.
 
-use super::cursor::{int, text, CursorKind, Fields, Partitioned, Query, SourceCx};
+use super::context::{int, text, SourceCx};
 use super::ids::process_key;
-use super::keyed::KeySpec;
-use super::select::{Cond, Select, Val};
+use super::query::{CursorKind, Partitioned, Query};
 use super::Schema;
+use crate::engine::row::Fields;
+use crate::engine::select::{Cond, Select, Val};
+use crate::engine::sort_keys::KeySpec;
 use crate::error::Result;
 use crate::model::{Names, NvtxMark, NvtxRange, NvtxRangeKind, Record};
 use rusqlite::types::ValueRef;
@@ -23,7 +25,7 @@ pub const NVTX_CATEGORY: i64 = 33;
 
 const T: &str = "NVTX_EVENTS";
 
-/// The rows the NVTX reader reads, both ways (keyed or SQL-sorted): ranges and marks with a
+/// The rows the NVTX reader reads, both ways (by sort keys or SQL-sorted): ranges and marks with a
 /// start and a thread. Discovery groups the same rows (their threads, domains and span).
 pub fn read_rows() -> Select {
     Select::new(T)
@@ -40,7 +42,7 @@ pub fn read_rows() -> Select {
 }
 
 pub fn query(schema: &Schema, source: usize) -> Query {
-    let c = |col: &str| Val::col_or_null(schema, T, col);
+    let c = |col: &str| schema.column_or_null(T, col);
     // The decoder's columns, in its order. The extended payload (`--include-json`) is inline
     // text or a string id, both read: the decoder looks the id up, so that the rows' fetch is a
     // plain read of the table (the direct reader's) rather than a subquery per row.
@@ -70,7 +72,7 @@ pub fn query(schema: &Schema, source: usize) -> Query {
         .map(Cond::sql)
         .collect::<Vec<_>>()
         .join(" AND ");
-    // Both readers give this order (keyed.rs reproduces it from narrow keys).
+    // Both readers give this order (sort_keys.rs reproduces it from narrow keys).
     let sql = format!(
         "{} WHERE {filter} ORDER BY start, (end IS NULL OR end < start) DESC, end DESC, rowid",
         columns.sql()
@@ -181,14 +183,13 @@ pub fn decode<R: Fields + ?Sized>(
 
 /// The most frequent NVTX range names of an export, with their counts (for `info` and the page's
 /// "chop to a range" choice): [`range_names_by_sql`]'s answer, counted over one scan of the
-/// table by the direct reader where it can ([`RangeTexts`]). In the browser SQLite's GROUP BY, a
-/// sort of every range by its name, took 64–71 ms of the inspection of a 100 MB export, the scan
-/// 10–11 ms (docs/PERFORMANCE.md); the page's inspection counts them in discovery's own pass.
+/// table by the direct reader where it can ([`RangeTexts`]): SQLite's GROUP BY sorts every range
+/// by its name. The page's inspection counts them in discovery's own pass.
 pub fn range_names(ex: &super::Export, limit: usize) -> Result<Vec<(String, u64)>> {
-    use super::scanset::ScanSet;
+    use crate::engine::prepass::Prepass;
     let mut texts = RangeTexts::default();
     let ended = {
-        let mut set = ScanSet::new(&ex.conn, true);
+        let mut set = Prepass::new(&ex.conn, true);
         texts.register(&ex.schema, &mut set);
         set.run()
     };
@@ -221,9 +222,9 @@ impl RangeTexts {
     pub fn register<'a>(
         &'a mut self,
         schema: &Schema,
-        set: &mut super::scanset::ScanSet<'a>,
+        set: &mut crate::engine::prepass::Prepass<'a>,
     ) -> usize {
-        use super::scanset::Sql;
+        use crate::engine::prepass::Sql;
         use rusqlite::types::ValueRef;
         if !schema.has_columns(T, &["eventType", "text"]) {
             return 0;
@@ -231,7 +232,7 @@ impl RangeTexts {
         self.scanned = true;
         let query = Select::new(T)
             .output("text", Val::col("text"))
-            .output("textId", Val::col_or_null(schema, T, "textId"))
+            .output("textId", schema.column_or_null(T, "textId"))
             .when(Cond::In("eventType".into(), NVTX_RANGE_TYPES.to_vec()));
         let (counts, failed) = (&mut self.counts, &mut self.failed);
         set.add(

@@ -4,8 +4,10 @@
 //! it, as nsys2prv 0.6 converts them. A task or barrier ends at the latest with its parallel
 //! region: interrupted captures leave some with an end far past the capture.
 
-use super::cursor::{int, CursorKind, Fields, Query, SourceCx};
+use super::context::{int, SourceCx};
+use super::query::{CursorKind, Query};
 use super::Schema;
+use crate::engine::row::Fields;
 use crate::error::Result;
 use crate::model::{Annotation, OpenMpRegion, Record};
 

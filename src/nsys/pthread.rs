@@ -2,9 +2,11 @@
 //! the same rows the OS runtime family converts, written again under a type of their own so
 //! that Paraver's pthread views (mutex contention, thread creation) find them.
 
-use super::cursor::{int, CursorKind, Fields, Query, SourceCx};
+use super::context::{int, SourceCx};
 use super::host::osrt_filter;
+use super::query::{CursorKind, Query};
 use super::Schema;
+use crate::engine::row::Fields;
 use crate::error::Result;
 use crate::model::{Annotation, AnnotationKind, Record};
 

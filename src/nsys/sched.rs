@@ -3,9 +3,11 @@
 //! rows (SQL `LEAD`, or the partitioned reader), so no pairing state is kept. The last run of a
 //! thread closes at the end of the trace.
 
-use super::cursor::{int, CursorKind, Fields, Partitioned, Query, SourceCx};
-use super::partitioned::{Member, Spec};
-use super::select::{Expr, Select, Val};
+use super::context::{int, SourceCx};
+use super::query::{CursorKind, Partitioned, Query};
+use crate::engine::partitioned::{Member, Spec};
+use crate::engine::row::Fields;
+use crate::engine::select::{Expr, Select, Val};
 use crate::error::Result;
 use crate::model::{CpuRun, Ns, Record};
 
@@ -39,17 +41,15 @@ pub fn query(source: usize) -> Query {
         source,
         sql,
         what: "CPU scheduling",
-        partitioned: Some(Partitioned::Rows(spec(source))),
+        partitioned: Some(Partitioned::Rows(spec())),
     }
 }
 
 /// The same rows as [`query`] (sched-outs included: they close runs), read per thread.
-pub fn spec(source: usize) -> Spec {
+pub fn spec() -> Spec {
     Spec {
-        kind: CursorKind::Sched,
         order: Expr::out("start"),
         aux: None,
-        source,
         what: "CPU scheduling",
         members: vec![Member {
             fam: 0,

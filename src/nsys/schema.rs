@@ -115,6 +115,11 @@ impl Schema {
         cs.iter().all(|c| self.has_column(t, c))
     }
 
+    /// The column as a query's output if table `t` has it, else NULL.
+    pub fn column_or_null(&self, t: &str, col: &str) -> crate::engine::select::Val {
+        crate::engine::select::Val::col_if(self.has_column(t, col), col)
+    }
+
     /// `col` if the table has it, else `NULL` — for optional columns in a SELECT list.
     pub fn col_or_null(&self, t: &str, col: &str) -> String {
         if self.has_column(t, col) {

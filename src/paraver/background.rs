@@ -2,15 +2,11 @@
 //! the caller's side and handed over whole, so the caller waits on the write calls only when
 //! the thread is `IN_FLIGHT` buffers behind.
 //!
-//! The .prv is ~3 bytes for each byte of SQLite read, and writing it is the kernel copying it
-//! into the page cache. On the benchmark VM that copy goes to fresh pages, which the host backs
-//! as they are first touched (a `dd` of 3.2 GB from /dev/zero into tmpfs: 0.6–2.7 GB/s from
-//! one run to the next): at 1 GB of input it was 24 % of a conversion's samples, all on the
-//! sinks' thread, which bounded the end of the run (docs/PERFORMANCE.md item 14). Here it runs
-//! beside the sinks. The CLI uses it where a core is free for it: with two cores the sinks
-//! have room for the copy, and a third busy thread took turns with the reading thread, which
-//! bounds the conversion (item 38). The bytes and their order are the caller's, whatever the
-//! buffers (tests below).
+//! Why: writing the .prv is the kernel copying it into the page cache, which on a VM backed on
+//! first touch can bound the end of a run if done on the sinks' thread. The CLI uses it where
+//! a core is free for it (a third busy thread on two cores would take turns with the reading
+//! thread, which bounds the conversion). The bytes and their order are the caller's, whatever
+//! the buffers (tests below).
 
 use std::io::{self, Write};
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};

@@ -1,10 +1,10 @@
 //! The .prv.gz: one gzip member whose deflate stream is cut into segments at fixed offsets of
 //! the plain .prv, each deflated from scratch and ended by a sync flush.
 //!
-//! Deflating the .prv is the largest single cost of a bundle (the .prv is ~3 bytes per byte of
-//! SQLite read). Cut this way (as pigz does, without its shared dictionary), any segment can be
-//! deflated apart from the others and the results joined in order: the browser page hands the
-//! last segments to a worker that has finished its own part (docs/PERFORMANCE.md, item 26).
+//! Deflating the .prv is the largest single cost of a bundle. Cut this way (as pigz does,
+//! without its shared dictionary), any segment can be deflated apart from the others and the
+//! results joined in order: the browser page hands the last segments to a worker that has
+//! finished its own part.
 //! Every writer of a .prv.gz makes this same layout, so the bytes depend only on the plain .prv
 //! and the level — not on who deflated which segment, nor on how the plain bytes were cut into
 //! writes (tests below) — and the CLI, the bundle and the page give the same file:
@@ -22,8 +22,7 @@ use crc32fast::Hasher;
 use flate2::{Compress, Compression, FlushCompress};
 
 /// Plain bytes per segment. Small enough that the page's workers share the last ones of a
-/// 10 MB conversion (~30 MiB of .prv), large enough that the restarts cost little in size
-/// (+0.03 % at level 2 on the 10 MB benchmark input's trace).
+/// 10 MB conversion, large enough that the restarts cost little in size.
 pub const SEGMENT_BYTES: usize = 2 << 20;
 
 /// Compressed bytes gathered before they are written to the destination.

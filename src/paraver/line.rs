@@ -1,10 +1,9 @@
 //! Building .prv lines: decimal numbers and short fixed pieces appended to a byte buffer.
 //!
-//! A kernel's two lines are some 60 pieces (prefix, time, and a `:type:value` pair per launch
-//! parameter). Appending each piece as a slice of its own length is a call to `memcpy` per piece,
-//! and formatting each number with `itoa` first is a second copy: together 40 % of the sinks'
-//! thread (perf, 100 MB benchmark input). Here every piece is copied as a fixed-size block (a few
-//! inline moves) and the buffer is then cut back to the piece's real length.
+//! Why: appending each piece as a slice of its own length is a `memcpy` call per piece (a
+//! kernel's two lines are some 60), and formatting numbers with `itoa` first is a second copy.
+//! Here every piece is copied as a fixed-size block (a few inline moves) and the buffer is then
+//! cut back to the piece's real length.
 
 /// The two digits of 0..=99, for writing numbers two digits at a time.
 const PAIRS: &[u8; 200] = b"\
@@ -22,10 +21,7 @@ const MAX_DIGITS: usize = 20;
 /// From the last digit back: eight digits at a time as four independent pairs (one 64-bit
 /// division per eight digits above 2^32, 32-bit arithmetic below: wasm has no 64-bit
 /// multiply-high, so a 64-bit division by a constant stays a division there), then the leading
-/// digits a pair at a time. A timestamp past 2^32 ns (4.3 s) takes one 64-bit division and an
-/// eight-digit block; an event type (8 digits) is one block. The previous version, one
-/// dependent pair after another with a bounds check per byte, was 17 % of a conversion's
-/// instructions (callgrind, 10 MB input).
+/// digits a pair at a time: independent pairs instead of a dependent chain with bounds checks.
 #[inline]
 pub fn push_u64(out: &mut Vec<u8>, v: u64) {
     out.reserve(MAX_DIGITS);
@@ -44,6 +40,7 @@ pub fn push_u64(out: &mut Vec<u8>, v: u64) {
 /// `start` must be valid for [`MAX_DIGITS`] bytes of writes.
 #[inline]
 unsafe fn write_digits(start: *mut u8, v: u64) -> usize {
+    // SAFETY (the writes below): `start` is valid for MAX_DIGITS bytes (the caller's contract).
     let n = digits(v);
     // The writes go back from `start + n`, a block or a pair or a digit at a time, and together
     // cover exactly the `n` (≤ MAX_DIGITS) digits of `v` (debug-checked).
@@ -123,11 +120,9 @@ fn digits(v: u64) -> usize {
 }
 
 /// The timestamps formatted last, kept as text: a record's start and end go on its state line
-/// and again on its event lines, and a link's on its communication line, so over half of the
-/// timestamps a trace writes were formatted a moment before (57 % at 10 MB; the timestamps
-/// are ~60 % of the numbers formatted and most of their digits). A hit is four compares at
-/// most and a fixed-size copy; a miss formats as [`push_u64`] does and keeps the text in the
-/// oldest slot.
+/// and again on its event lines, so over half of the timestamps a trace writes were formatted a
+/// moment before. A hit is four compares at most and a fixed-size copy; a miss formats as
+/// [`push_u64`] does and keeps the text in the oldest slot.
 pub struct Stamps {
     slots: [(u64, Piece<24>); STAMPS],
     next: usize,

@@ -8,7 +8,7 @@ use crate::model::Ns;
 
 /// A line waiting for its time: its place in the order (time, kind, tiebreak, sequence) and
 /// where its bytes wait. Kept small (32 bytes, the bytes elsewhere): the queue moves its entries
-/// on every push and pop, and those were ~15 % of the sinks' thread.
+/// on every push and pop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct Pending {
     /// The time in the high 64 bits; below it the kind (0: event end, 1: state) and, among ends
@@ -41,15 +41,11 @@ const SMALL: usize = 64;
 
 /// The pending lines, soonest first (each [`Pending`] is distinct: its sequence number is).
 ///
-/// Usually a handful: on the 10 MB benchmark input the writer held 8–10 at nearly every push
-/// (one pending state per thread and the open intervals' ends). So they are kept sorted in a
-/// small vector, the soonest last: a push looks for its place from the soonest end (where a new
-/// line mostly goes: a binary search, and a scan from the other end, each cost more) and
-/// shifts the few sooner ones, a pop takes the last. A binary heap's pop sifted its last entry
-/// down to a leaf and back up, ~170 instructions a line: pushes and pops together went from
-/// 94 to 49 M instructions at 10 MB, a tenth of the sinks' thread (docs/PERFORMANCE.md item
-/// 39). A trace with many resources busy at once (past [`SMALL`] lines) gets the heap, where a
-/// shift would grow with the queue.
+/// Usually a handful (one pending state per thread and the open intervals' ends), so they are
+/// kept sorted in a small vector, the soonest last: a push looks for its place from the soonest
+/// end (where a new line mostly goes) and shifts the few sooner ones, a pop takes the last,
+/// which costs far fewer instructions than a binary heap's sift. A trace with many resources
+/// busy at once (past [`SMALL`] lines) gets the heap, where a shift would grow with the queue.
 #[derive(Default)]
 pub(super) struct PendingQueue {
     /// Latest first while the queue is small.

@@ -362,7 +362,7 @@ fn interior_cell(p: &[u8], header: usize, i: u16, page: u32) -> Result<(u32, i64
 }
 
 /// How many leaf pages the table at `root` has, read from its interior pages (and one leaf):
-/// what a pass over it costs, to share passes among threads (nsys/scanset.rs). Stops counting
+/// what a pass over it costs, to share passes among threads (engine/prepass.rs). Stops counting
 /// past `most_interior` interior pages, and at damage: an estimate, never an error (the pass
 /// itself reports damage).
 pub fn leaf_pages(pager: &Pager, root: u32, most_interior: usize) -> u64 {

@@ -1,7 +1,6 @@
 //! Pages of a connection's main database, read through the connection's own open file, with a
 //! small cache for the pages walked again (B-tree interior pages, a leaf a batch ended in); or,
-//! natively on Linux where the file is small, read in place from the process's one memory map of
-//! it (sqlfile/mapped.rs).
+//! where the program maps files ([`super::set_map_file`]), read in place from the mapping.
 
 use std::cell::RefCell;
 use std::ffi::c_int;
@@ -14,11 +13,9 @@ use crate::FastMap;
 
 /// Bytes of pages kept per pager (one per input's readers). Each seek walks root → interior
 /// pages → leaf; the interior pages the readers are in stay, leaves come and go. Its slots are
-/// memory first touched as they fill, so its size is paid in page faults: 2 MiB cost a 10 MB
-/// conversion ~1 200 faults more than 512 KiB (discovery's two pagers and the reading
-/// thread's each fill theirs) for 1.6 % fewer page reads at 100 MB (docs/PERFORMANCE.md item
-/// 31); 128 KiB read 12 % more.
+/// memory first touched as they fill, so a larger cache costs page faults for few fewer reads.
 const CACHE_BYTES: usize = 512 << 10;
+
 /// Bytes of pages kept over the pagers of many inputs (one per rank): each keeps a share, as
 /// small as [`LEAST_PAGES`] (a walk's root, interior and leaf pages), so that what a run of
 /// a thousand ranks keeps does not grow with them (512 KiB each held 0.5 GB).
@@ -30,34 +27,37 @@ pub struct Pager<'c> {
     conn: &'c Connection,
     /// The tables looked up so far (see [`Pager::table`]).
     tables: RefCell<FastMap<String, Option<Arc<Table>>>>,
+    /// The connection's open file and its read method, called on it only (see `read_at`).
     file: *mut ffi::sqlite3_file,
     read: unsafe extern "C" fn(*mut ffi::sqlite3_file, *mut std::ffi::c_void, c_int, i64) -> c_int,
     page_size: usize,
     usable: usize,
     pages: u32,
     cache: RefCell<Cache>,
-    /// The file mapped, where it is small enough (see sqlfile/mapped.rs): pages are read in
-    /// place instead of through `read` and the cache.
-    #[cfg(target_os = "linux")]
-    map: Option<Arc<super::mapped::FileMap>>,
+    /// The file mapped, where the program maps it: pages are read in place instead of through
+    /// `read` and the cache.
+    #[cfg(not(target_family = "wasm"))]
+    map: Option<Arc<dyn super::MappedFile>>,
 }
 
 impl<'c> Pager<'c> {
     /// The pager the direct readers of `conn` share, where `direct` asks for them: `None`
     /// without it, where pages cannot be read directly, or where the file's header breaks the
     /// format (the readers then go through SQLite, which names the damage).
-    pub fn shared(conn: &'c Connection, direct: bool) -> Option<std::rc::Rc<Pager<'c>>> {
-        Self::shared_among(conn, direct, 1)
+    pub fn shared(conn: &'c Connection, page_reader: bool) -> Option<std::rc::Rc<Pager<'c>>> {
+        Self::shared_among(conn, page_reader, 1)
     }
 
     /// [`shared`](Self::shared) for one of `inputs` inputs read together: its cache is a
     /// share of what all keep (see [`SHARED_BYTES`]).
     pub fn shared_among(
         conn: &'c Connection,
-        direct: bool,
+        page_reader: bool,
         inputs: usize,
     ) -> Option<std::rc::Rc<Pager<'c>>> {
-        let mut pager = direct.then(|| Pager::new(conn).ok().flatten()).flatten()?;
+        let mut pager = page_reader
+            .then(|| Pager::new(conn).ok().flatten())
+            .flatten()?;
         let bytes = CACHE_BYTES.min(SHARED_BYTES / inputs.max(1));
         let page_size = pager.page_size;
         pager.cache = RefCell::new(Cache::new(page_size, bytes));
@@ -90,6 +90,7 @@ impl<'c> Pager<'c> {
         else {
             return Ok(None);
         };
+        // SAFETY: checked non-null above.
         let size_fn = unsafe { (*methods).xFileSize };
         let mut pager = Pager {
             conn,
@@ -100,7 +101,7 @@ impl<'c> Pager<'c> {
             usable: 0,
             pages: 0,
             cache: RefCell::new(Cache::default()),
-            #[cfg(target_os = "linux")]
+            #[cfg(not(target_family = "wasm"))]
             map: None,
         };
         let mut head = [0u8; 100];
@@ -153,7 +154,7 @@ impl<'c> Pager<'c> {
         pager.usable = usable;
         pager.pages = pages;
         pager.cache = RefCell::new(Cache::new(page_size, CACHE_BYTES));
-        #[cfg(target_os = "linux")]
+        #[cfg(not(target_family = "wasm"))]
         {
             pager.map = (pages as usize)
                 .checked_mul(page_size)
@@ -195,7 +196,7 @@ impl<'c> Pager<'c> {
     /// Runs `f` over page `n` (1-based): in place where the file is mapped, else read through
     /// the cache.
     pub fn with_page<R>(&self, n: u32, f: impl FnOnce(&[u8]) -> R) -> Result<R, Damaged> {
-        #[cfg(target_os = "linux")]
+        #[cfg(not(target_family = "wasm"))]
         if let Some(map) = &self.map {
             self.check_number(n)?;
             let at = (n - 1) as usize * self.page_size;
@@ -248,17 +249,17 @@ impl<'c> Pager<'c> {
     }
 }
 
-/// The mapping of `conn`'s file (sqlfile/mapped.rs), where it is small enough, holds the
-/// `bytes` the header gives and starts with the `head` read through the connection (the file the
-/// name leads to now is the one SQLite opened).
-#[cfg(target_os = "linux")]
+/// The mapping of `conn`'s file, where the program maps it, holds the `bytes` the header gives
+/// and starts with the `head` read through the connection (the file the name leads to now is the
+/// one SQLite opened).
+#[cfg(not(target_family = "wasm"))]
 fn mapping_of(
     conn: &Connection,
     head: &[u8; 100],
     bytes: usize,
-) -> Option<Arc<super::mapped::FileMap>> {
+) -> Option<Arc<dyn super::MappedFile>> {
     let path = conn.path().filter(|p| !p.is_empty())?;
-    let map = super::mapped::FileMap::of(std::path::Path::new(path))?;
+    let map = super::map_file(std::path::Path::new(path))?;
     let b = map.bytes();
     (b.len() >= bytes.max(head.len()) && b[..head.len()] == head[..] && !map.shrank())
         .then_some(map)

@@ -57,11 +57,7 @@ struct Col {
 impl Record {
     /// Parses the header of `payload` for its first `upto` columns (fewer if the record has
     /// fewer: the later ones read as NULL, as SQLite gives a column added after the row).
-    ///
-    /// Numbers are decoded here, each from one 8-byte load shifted to its width, with no
-    /// branch on the serial type: reading them back in [`value`](Self::value) used to be a
-    /// jump on each column's serial type, mispredicted as the types change from one column to
-    /// the next (the direct reader's most sampled code).
+    /// Numbers are decoded here, with no branch on the serial type, which would be mispredicted.
     pub fn parse(&mut self, payload: &[u8], upto: usize) -> Result<(), Damaged> {
         self.cols.clear();
         let bad = |why: &str| Damaged(format!("a record's header {why}"));
@@ -207,16 +203,10 @@ impl Record {
 
 /// What a one-byte serial type (below 128) says: its value's size, and how its number comes
 /// out of the 8 big-endian bytes that end where the value ends — shifted left by `shift`, then
-/// arithmetically right by as much, which keeps the value's own bytes, sign-extended. Types
-/// 1–6 so give their 1, 2, 3, 4, 6 or 8 bytes as an integer, 7 the double's bits. The number
-/// of any other type is never read ([`Record::value`]: 8 and 9 are the constants 0 and 1,
-/// stored in no bytes), so every column's number is the same few operations, without a branch
-/// on its type (the types change from one column to the next: a branch would be mispredicted).
-///
-/// Why the bytes that end the value, not those that start it: a record's last values end
-/// where the payload ends, so 8 bytes from their start would run past it (and took a slower
-/// path, one or two values per row); 8 bytes up to their end lie in the payload whenever it
-/// has 8 bytes before that end, which the header alone gives but for the smallest records.
+/// arithmetically right by as much (types 1–6 give their integer, 7 the double's bits; the
+/// number of any other type is never read). So every column's number is the same few
+/// operations, without a branch on its type; the bytes that *end* the value are read because
+/// those lie in the payload even for its last values.
 #[derive(Clone, Copy)]
 struct Serial {
     size: u8,
@@ -233,9 +223,7 @@ impl Serial {
     }
 
     /// (type, number, size) of a column of this type, `serial`, whose value starts at `offset`
-    /// of `payload`: what the parse keeps of it (the number mended by [`numbers_near_start`]
-    /// where the value ends within the payload's first 8 bytes). A value that would end past
-    /// the payload reads its last bytes: the record is rejected once its header is read.
+    /// of `payload` (a value that would end past the payload fails once the header is read).
     #[inline(always)]
     fn column(self, serial: u32, payload: &[u8], offset: usize) -> (u32, i64, usize) {
         let size = usize::from(self.size);
@@ -278,10 +266,8 @@ const SERIALS: [Serial; 128] = {
 /// What a header with a reserved serial type is.
 const RESERVED: &str = "has a reserved serial type (10 or 11)";
 
-/// A serial type of more than one byte (long text and blobs; SQLite writes no other type so)
-/// at `header[at..]`: (type, number, size) as the one-byte path gives them and where the next
-/// type starts, or what is wrong with the header. (`at` is not passed by reference: the
-/// header's loop then kept it on the stack.)
+/// A serial type of more than one byte (long text and blobs) at `header[at..]`: (type, number,
+/// size) as the one-byte path gives them and where the next type starts, or what is wrong.
 #[cold]
 #[inline(never)]
 fn long_serial(
@@ -306,8 +292,7 @@ fn long_serial(
 }
 
 /// The 8 bytes of `payload` that end at `end`, big-endian; 0 where `end` is within its
-/// first 8 bytes (or past its end), which [`numbers_near_start`] mends after the header's
-/// loop (a call to it from within the loop made the loop keep its values on the stack).
+/// first 8 bytes (or past its end), which [`numbers_near_start`] mends after the header's loop.
 #[inline(always)]
 fn be8_ending(payload: &[u8], end: usize) -> u64 {
     match payload.get(end.wrapping_sub(8)..end) {
@@ -317,9 +302,7 @@ fn be8_ending(payload: &[u8], end: usize) -> u64 {
 }
 
 /// The numbers of the values of `cols` (a header's one-byte types, parsed from `payload`) that
-/// end within its first 8 bytes, where [`be8_ending`] read none: the bytes up to their end,
-/// zeros before the payload's start. (Not rare: every row of a table of six columns or fewer,
-/// such as StringIds, has a header that short; out of line all the same, for the loop's sake.)
+/// end within its first 8 bytes, where [`be8_ending`] read none (out of line, for the loop's sake).
 #[inline(never)]
 fn numbers_near_start(cols: &mut [Col], payload: &[u8]) {
     for col in cols.iter_mut().filter(|c| c.serial < 128) {

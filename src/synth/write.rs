@@ -69,8 +69,8 @@ pub(super) fn insert(
 }
 
 /// `YYYY-MM-DDTHH:MM:SS` of a UTC epoch time.
-fn civil(utc_ns: i64) -> String {
-    let c = crate::civil::from_unix_ns(utc_ns);
+fn utc_text(utc_ns: i64) -> String {
+    let c = crate::dates::from_unix_ns(utc_ns);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
         c.year, c.month, c.day, c.hour, c.minute, c.second
@@ -172,6 +172,7 @@ pub fn to_bytes(b: &ExportBuilder) -> Result<Vec<u8>> {
     Ok(data.to_vec())
 }
 
+/// Every table of the export. Long: one insert per table, its columns and rows spelled out.
 fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
     let r = &b.rows;
     for e in &r.extra {
@@ -223,7 +224,7 @@ fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
             int(stop),
         ]],
     )?;
-    let utc = civil(s.utc_epoch_ns);
+    let utc = utc_text(s.utc_epoch_ns);
     insert(
         c,
         b,
@@ -339,6 +340,7 @@ fn export_metadata(b: &ExportBuilder) -> Vec<(String, String)> {
     m
 }
 
+/// TARGET_INFO_GPU and the CUDA streams. Long: the many columns one per line, then the values.
 fn fill_gpus(c: &Connection, b: &ExportBuilder) -> Result<()> {
     let cols = [
         "vmId",
@@ -466,10 +468,10 @@ fn fill_gpus(c: &Connection, b: &ExportBuilder) -> Result<()> {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn civil_time_and_carveouts() {
+    fn utc_text_and_carveouts() {
         // mfu_2gpu_before: utcEpochNs 1779782330176752435 ↔ utcTime 2026-05-26T07:58:50.
         assert_eq!(
-            super::civil(1_779_782_330_176_752_435),
+            super::utc_text(1_779_782_330_176_752_435),
             "2026-05-26T07:58:50"
         );
         assert_eq!(super::smem_carveout(0), 32_768);

@@ -44,6 +44,7 @@ fn cols(extra: &[&'static str]) -> Vec<&'static str> {
     PLACE_COLS.iter().chain(extra).copied().collect()
 }
 
+/// The activity tables. Long: one table's rows after another, in the schema's column order.
 pub fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
     let r = &b.rows;
     let kernel_cols = cols(&[

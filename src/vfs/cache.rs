@@ -1,11 +1,9 @@
 //! An LRU cache of fixed-size blocks in front of a [`ReadAt`] source.
 //!
 //! Why: SQLite reads one page (4 KiB) at a time, and in the browser each source read is a
-//! `Blob.slice` + `FileReaderSync` call costing milliseconds whatever its size. Reading 1 MiB
-//! blocks and serving pages from them turned a 37 s full scan into 0.7 s (wasm-toolchain.md §2);
-//! blocks of 8 MiB where the cache has room for enough of them cut the calls 8× more (see
-//! [`CacheConfig::for_files`]). The cache holds at most `blocks` blocks, so memory stays bounded
-//! on multi-GB files.
+//! `Blob.slice` + `FileReaderSync` call costing milliseconds whatever its size, so pages are
+//! served from large blocks (see [`CacheConfig::for_files`]). The cache holds at most `blocks`
+//! blocks, so memory stays bounded on multi-GB files.
 
 use std::io;
 
@@ -33,32 +31,27 @@ impl Default for CacheConfig {
 pub const WHOLE_FILE_BUDGET: u64 = 160 << 20;
 /// Memory the caches of files opened together use when they are too large to hold.
 const PARTIAL_BUDGET: u64 = 144 << 20;
-/// Blocks: large where there is room for enough of them. In Chromium each read of the user's
-/// file (`Blob.slice` + `FileReaderSync`, a round trip to the browser's process) costs ~3–6 ms
-/// whatever its size up to several MiB, against ~0.7 ms per MiB copied: a 10 MB export read in
-/// 1 MiB blocks took 63–92 ms, in one read 23 ms; a 100 MB one 250–374 ms against 106–115 ms in
-/// 16 MiB reads (docs/PERFORMANCE.md).
+/// Blocks: large where there is room for enough of them, since each read of the user's file in
+/// the browser (`Blob.slice` + `FileReaderSync`) has a fixed cost of milliseconds.
 const LARGE_BLOCK: usize = 8 << 20;
 const SMALL_BLOCK: usize = 1 << 20;
 /// A file held whole is read in blocks this large: every block is read once and all of them
-/// early (the tables' pages are interleaved through the file), so fewer, larger reads only save
-/// their fixed cost (docs/PERFORMANCE.md item 28); 32 MiB bounds the JS buffer of one read.
+/// early, so fewer, larger reads only save their fixed cost; 32 MiB bounds the JS buffer of one
+/// read.
 const WHOLE_FILE_BLOCK: usize = 32 << 20;
 /// Large blocks need this many of them in a partial cache: the scans made side by side and the
 /// reading's cursors are spread over a few dozen MiB, and fewer, larger blocks load the same
-/// bytes again (1 GB export, 8 MiB blocks: 4.1 GB loaded with 18 blocks, 8.3 GB with 6).
+/// bytes again.
 const MIN_LARGE_BLOCKS: u64 = 12;
 
 impl CacheConfig {
     /// Caches for files of these sizes opened together. A conversion scans each table several
     /// times, and nsys writes its tables' pages interleaved, so every scan touches every block of
-    /// the file: a cache smaller than the file loads it again on each scan (1 727 loads of 1 MiB
-    /// for a 100 MB export with 32 blocks). So a file whose share of [`WHOLE_FILE_BUDGET`] holds
+    /// the file: a cache smaller than the file loads it again on each scan. So a file whose share of [`WHOLE_FILE_BUDGET`] holds
     /// it whole gets room for all of it, in blocks of [`WHOLE_FILE_BLOCK`] (each loaded once,
     /// allocated only as read). A larger file gets its share of [`PARTIAL_BUDGET`]: large
-    /// blocks where at least [`MIN_LARGE_BLOCKS`] fit in it (one file: 18 of 8 MiB; 1 GB export:
-    /// 517 loads, 4.1 GB), else 8 to 48 blocks of 1 MiB (more saves nothing there: 1 GB export,
-    /// 7 462 loads with 32 blocks, 6 094 with 48, 6 052 with 64).
+    /// blocks where at least [`MIN_LARGE_BLOCKS`] fit in it, else 8 to 48 blocks of 1 MiB (more
+    /// saves nothing there).
     pub fn for_files(sizes: &[u64]) -> Vec<CacheConfig> {
         let n = sizes.len().max(1) as u64;
         let share = WHOLE_FILE_BUDGET / n;

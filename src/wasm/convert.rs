@@ -19,8 +19,8 @@ use crate::pipeline::{Progress, Summary};
 use crate::timeline::TimelineOptions;
 
 use super::errors::to_value;
-use super::kept;
 use super::source::Input;
+use super::warm_start;
 
 /// Options as the page sends them.
 #[derive(Deserialize, Default)]
@@ -263,7 +263,7 @@ fn progress_to(on_progress: &Function) -> impl FnMut(&Progress) -> bool + '_ {
 /// Runs the conversion; returns `{ summary, names, bundle_name, readme, pcf, row, metrics }`
 /// (pcf/row as `Uint8Array`, metrics as the report's JSON text, or null when not asked for).
 /// The archive and the trace arrive through `on_chunk`.
-/// `inspected`: the inputs are those of the last kept inspection (see [`super::kept`]).
+/// `inspected`: the inputs are those of the last kept inspection (see [`super::warm_start`]).
 pub fn convert(
     inputs: &[Input],
     options: JsValue,
@@ -275,7 +275,7 @@ pub fn convert(
     super::timeline::keep(None);
     let json = json_dest(&options, on_chunk)?;
     let (opts, bopts) = options_of(options, &labels_of(inputs))?;
-    let taken = kept::exports_for(inputs, inspected)?;
+    let taken = warm_start::exports_for(inputs, inspected)?;
     let sink = ChunkSink::new(on_chunk, TAG_ZIP);
     let mut progress = progress_to(on_progress);
     let (done, sink) = bundle::write_bundle_and_json(
@@ -314,21 +314,31 @@ pub fn set_fields(obj: &JsValue, fields: &[(&str, JsValue)]) -> std::result::Res
     Ok(())
 }
 
-/// [`kept::read_ahead`] with the page's options.
+/// [`warm_start::read_ahead`] with the page's options.
 pub fn read_ahead(inputs: &[Input], options: JsValue) -> Result<bool> {
     let (opts, _) = options_of(options, &labels_of(inputs))?;
-    kept::read_ahead(inputs, &opts)
+    warm_start::read_ahead(inputs, &opts)
 }
+
+self_cell::self_cell!(
+    /// The exports and the reader that borrows them (self_cell: no hand-written unsafe); the
+    /// reader is `None` once finished.
+    struct ReaderOverExports {
+        owner: Vec<Export>,
+        #[not_covariant]
+        dependent: OpenReader,
+    }
+);
+
+/// The dependent of [`ReaderOverExports`]: a reader over the exports, until it is finished.
+type OpenReader<'c> = Option<SplitReader<'c>>;
 
 /// The reading side of a conversion split over the page's workers (see `pipeline::SplitReader`):
 /// the exports, open for as long as the reader reads them.
 pub struct ReadingSession {
-    // Declared first: dropped before the exports it reads.
-    reader: Option<SplitReader<'static>>,
-    /// Owned (from `Box::into_raw`), freed after `reader`.
-    exports: std::ptr::NonNull<[Export]>,
+    reader: ReaderOverExports,
     header: String,
-    /// What the session took from the inspection before it ([`kept::Taken::reused`]).
+    /// What the session took from the inspection before it ([`warm_start::Taken::reused`]).
     reused: &'static str,
 }
 
@@ -342,10 +352,10 @@ impl ReadingSession {
         inspected: bool,
     ) -> Result<ReadingSession> {
         let (opts, _) = options_of(options, &labels_of(inputs))?;
-        if let Some(ahead) = kept::reading_for(inputs, inspected, &opts) {
+        if let Some(ahead) = warm_start::reading_for(inputs, inspected, &opts) {
             return Ok(ahead);
         }
-        let taken = kept::exports_for(inputs, inspected)?;
+        let taken = warm_start::exports_for(inputs, inspected)?;
         let reused = taken.reused(&opts);
         Self::open_exports(
             taken.exports,
@@ -357,7 +367,7 @@ impl ReadingSession {
     }
 
     /// A session over `exports` (the inspection's), opened before the conversion asks for it
-    /// ([`kept::read_ahead`]); `reused` says so.
+    /// ([`warm_start::read_ahead`]); `reused` says so.
     pub fn from_exports(
         exports: Vec<Export>,
         planned: Option<Planned>,
@@ -374,33 +384,22 @@ impl ReadingSession {
         reused: &'static str,
         progress: &mut ProgressFn,
     ) -> Result<ReadingSession> {
-        let exports = Box::into_raw(exports.into_boxed_slice());
-        // SAFETY: the exports stay on the heap, unmoved and unchanged, until Drop frees them, after
-        // the reader that borrows them (field order, and Drop below).
-        let borrowed: &'static [Export] = unsafe { &*exports };
-        let exports = std::ptr::NonNull::new(exports).expect("a box is not null");
-        match SplitReader::open_planned(borrowed, opts, planned, progress) {
-            Ok((reader, header)) => {
-                // From here on, dropping the session frees the exports after the reader.
-                let mut session = ReadingSession {
-                    reader: Some(reader),
-                    exports,
-                    header: String::new(),
-                    reused,
-                };
-                session.header = serde_json::to_string(&header).map_err(|e| {
-                    Error::Usage(format!(
-                        "internal error: the header could not be written: {e}"
-                    ))
-                })?;
-                Ok(session)
-            }
-            Err(e) => {
-                // SAFETY: nothing borrows them any more; from Box::into_raw above.
-                drop(unsafe { Box::from_raw(exports.as_ptr()) });
-                Err(e)
-            }
-        }
+        let mut header = None;
+        let reader = ReaderOverExports::try_new(exports, |exports| {
+            let (reader, h) = SplitReader::open_planned(exports, opts, planned, progress)?;
+            header = Some(h);
+            Ok::<_, Error>(Some(reader))
+        })?;
+        let header = serde_json::to_string(&header).map_err(|e| {
+            Error::Usage(format!(
+                "internal error: the header could not be written: {e}"
+            ))
+        })?;
+        Ok(ReadingSession {
+            reader,
+            header,
+            reused,
+        })
     }
 
     /// What the session took from the inspection before it: "files and plan, read ahead",
@@ -416,51 +415,33 @@ impl ReadingSession {
 
     /// Rows of the selected tables (the progress's estimate).
     pub fn estimate(&self) -> u64 {
-        self.reader.as_ref().map_or(0, SplitReader::estimate)
+        (self.reader).with_dependent(|_, r| r.as_ref().map_or(0, SplitReader::estimate))
     }
 
     /// The next batch of at most `max` records; `None` at the end.
     pub fn next_batch(&mut self, max: usize) -> Result<Option<Vec<u8>>> {
-        match self.reader.as_mut() {
+        (self.reader).with_dependent_mut(|_, r| match r.as_mut() {
             Some(r) => r.next_batch(max),
             None => Ok(None),
-        }
+        })
     }
 
     /// The summary, as JSON, once every batch was taken.
     pub fn finish(&mut self) -> Result<String> {
-        let reader = self
-            .reader
-            .take()
+        let summary = (self.reader)
+            .with_dependent_mut(|_, r| r.take().map(SplitReader::finish))
             .ok_or_else(|| Error::Usage("the reader was finished already".into()))?;
-        serde_json::to_string(&reader.finish()).map_err(|e| {
+        serde_json::to_string(&summary).map_err(|e| {
             Error::Usage(format!(
                 "internal error: the summary could not be written: {e}"
             ))
         })
     }
-}
 
-impl ReadingSession {
     /// The exports back (the reader that borrowed them closed): for a conversion that reads
     /// them otherwise.
-    pub fn into_exports(mut self) -> Vec<Export> {
-        self.reader = None;
-        let exports = self.exports;
-        // Drop would free the exports: the header is dropped here, the rest needs no drop.
-        drop(std::mem::take(&mut self.header));
-        std::mem::forget(self);
-        // SAFETY: from Box::into_raw in `open_exports`; nothing borrows them any more (the
-        // reader is gone) and `self`, forgotten, will not free them.
-        unsafe { Box::from_raw(exports.as_ptr()) }.into_vec()
-    }
-}
-
-impl Drop for ReadingSession {
-    fn drop(&mut self) {
-        self.reader = None;
-        // SAFETY: the reader that borrowed the exports is gone; they came from Box::into_raw.
-        drop(unsafe { Box::from_raw(self.exports.as_ptr()) });
+    pub fn into_exports(self) -> Vec<Export> {
+        self.reader.into_owner()
     }
 }
 

@@ -80,7 +80,8 @@ pub const MAX_NVTX_NAMES: usize = 200;
 
 /// The report, and the plan a conversion with default options makes (none where discovery
 /// failed; the report then says why): the inspection is that conversion's discovery, so the
-/// page keeps it for the conversion that follows (`super::kept`).
+/// page keeps it for the conversion that follows (`super::warm_start`). Long: one field of the
+/// report after another.
 pub fn inspect(exports: &[Export], sizes: &[u64]) -> Result<(InspectReport, Option<Planned>)> {
     // A file that cannot be read fails the inspection; nothing to convert is in the report.
     let mut planned = match Planned::new(exports, &Options::default(), true) {

@@ -10,7 +10,7 @@ use web_sys::{Blob, FileReaderSync};
 
 use crate::error::{Error, Result};
 use crate::nsys::Export;
-use crate::vfs::{self, CacheConfig, ReadAt};
+use crate::vfs::{CacheConfig, ReadAt};
 
 /// A `Blob` (a `File` is one) read in slices.
 pub struct BlobSource {
@@ -73,11 +73,9 @@ impl ReadAt for BlobSource {
 }
 
 /// Leaves the garbage collector a reason to run: each read of the user's file gives a fresh
-/// ArrayBuffer whose memory V8 frees only when it collects, and a conversion is one long call
-/// that allocates next to nothing in JS, so nothing prompted a collection: reading a 1.8 GB
-/// export grew a worker by ~870 MB of such buffers. A throwaway array of 1/16 of the bytes
-/// read (young-generation garbage) brings the collections that free them: ~180 MB
-/// (docs/PERFORMANCE.md, "Browser memory").
+/// ArrayBuffer that V8 frees only when it collects, and a conversion allocates next to nothing
+/// else in JS; a throwaway array of 1/16 of the bytes read (young-generation garbage) brings
+/// the collections that free them.
 fn nudge_collector(bytes_read: usize) {
     let n = (bytes_read / 128) as u32;
     if n > 0 {
@@ -151,7 +149,7 @@ pub fn open(input: &Input, config: CacheConfig) -> Result<Export> {
             input.name
         )));
     };
-    vfs::open_export(&input.name, src, config)
+    Export::open_source(&input.name, src, config)
 }
 
 /// Opens the inputs with caches sized together (see [`CacheConfig::for_files`]).

@@ -59,7 +59,8 @@ fn pct(v: Option<f64>) -> String {
     v.map_or_else(|| "n/a".into(), |x| format!("{:.1}%", 100.0 * x))
 }
 
-/// The comparison as text: the verdict first, then what it rests on.
+/// The comparison as text: the verdict first, then what it rests on. Long: the text top to
+/// bottom, as it prints.
 fn render(c: &Comparison) -> String {
     let mut o = String::new();
     let mut line = |s: String| {

@@ -94,6 +94,7 @@ fn spread_cells(s: Option<&Spread>) -> String {
 /// Rows of the iteration table kept when there are many: the first, the last, and the outliers.
 const ITERATION_ROWS: usize = 40;
 
+/// The iterations table. Long: one section read top to bottom as it prints.
 pub(super) fn iterations(r: &MetricsReport, line: &mut dyn FnMut(String)) {
     let it = &r.iterations;
     let Some(s) = &it.summary else {

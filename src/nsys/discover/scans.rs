@@ -7,10 +7,10 @@ use std::sync::Arc;
 use rusqlite::types::{FromSql, ValueRef};
 use rusqlite::Params;
 
+use crate::engine::prepass::{Prepass, Sql};
+use crate::engine::row::{convert, Fields};
+use crate::engine::select::Select;
 use crate::error::{Error, Result};
-use crate::nsys::cursor::{convert, Fields};
-use crate::nsys::scanset::{ScanSet, Sql};
-use crate::nsys::select::Select;
 use crate::nsys::Export;
 
 pub(super) fn rows<T, P: Params>(
@@ -48,14 +48,14 @@ pub(super) fn scalar<T: FromSql>(
 /// One group of a grouped scan: key columns, MIN(lo), MAX(hi) and COUNT(*).
 pub(super) type Group = ([i64; 4], Option<i64>, Option<i64>, i64);
 
-/// Discovery's scans of the big tables, made together (nsys/scanset.rs: one pass per table for
+/// Discovery's scans of the big tables, made together (engine/prepass.rs: one pass per table for
 /// every scan of it, side by side) and their outcomes taken back in the order they were added,
 /// so that an error — found before a scan (a missing column) or during it — is reported where it
 /// was when the scans ran one after the other. Other scans of the same tables (the surveys) can
 /// join the same passes ([`Batch::join`]).
 pub(super) struct Batch<'a> {
     ex: &'a Export,
-    set: ScanSet<'a>,
+    set: Prepass<'a>,
     /// Set when the direct reader met a page that breaks the file format.
     damaged: Arc<AtomicBool>,
     /// Per scan added: what it reads and the error found before it (then not made), or a scan
@@ -72,7 +72,7 @@ enum Added {
 }
 
 /// What a scan of the batch hands its rows to (an SQL row or a direct one, by output index);
-/// not interleave.rs's `TakeRow`, which takes SQL rows and says whether to go on.
+/// not prepass/lockstep.rs's `TakeRow`, which takes SQL rows and says whether to go on.
 type Consumer<'a> = Box<dyn FnMut(&dyn Fields) -> rusqlite::Result<()> + Send + 'a>;
 
 /// Bytes of an export from which discovery shares its table passes with a second thread: below,
@@ -85,8 +85,8 @@ impl<'a> Batch<'a> {
     /// `direct`: read pages directly where a query allows it; `two_threads`: the table passes
     /// may be shared with a second thread where the export was opened from a file (natively)
     /// and is big enough for it ([`TWO_THREADS_FROM`]).
-    pub fn new(ex: &'a Export, direct: bool, two_threads: bool) -> Batch<'a> {
-        let set = ScanSet::new(&ex.conn, direct);
+    pub fn new(ex: &'a Export, page_reader: bool, two_threads: bool) -> Batch<'a> {
+        let set = Prepass::new(&ex.conn, page_reader);
         #[cfg(not(target_family = "wasm"))]
         let set = match (&ex.path, two_threads) {
             (Some(file), true) if ex.file_bytes() >= TWO_THREADS_FROM => set.second_thread(file),
@@ -154,7 +154,7 @@ impl<'a> Batch<'a> {
 
     /// Where other scans join the batch's passes: `register` adds them to the set and says how
     /// many it added; their outcomes come back from [`run`](Self::run) apart.
-    pub fn join(&mut self, register: impl FnOnce(&mut ScanSet<'a>) -> usize) {
+    pub fn join(&mut self, register: impl FnOnce(&mut Prepass<'a>) -> usize) {
         let n = register(&mut self.set);
         self.scans.extend((0..n).map(|_| Added::Other));
     }

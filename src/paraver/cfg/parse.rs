@@ -131,6 +131,7 @@ impl Parser {
         })
     }
 
+    /// Long: one arm per tag Paraver's loader knows, in its order, easier to check side by side.
     fn tag(&mut self, no: usize, tag: &str, rest: &str) -> Result<(), Issue> {
         match tag {
             "ConfigFile.Version:" => {

@@ -160,6 +160,7 @@ pub fn parse(line: &str) -> (Option<Header>, Vec<String>) {
     }
 }
 
+/// Long: the header's fields one after another, left to right, as Paraver reads them.
 fn parse_inner(line: &str, problems: &mut Vec<String>) -> Result<Header, String> {
     let Some(after) = line.strip_prefix("#Paraver (") else {
         return Err(format!(

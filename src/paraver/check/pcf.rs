@@ -82,7 +82,8 @@ fn pcf_int(text: &str, what: &str, line_no: usize) -> Result<u64, String> {
     }
 }
 
-/// Parses the pcf text. Returns what Paraver would load and the problems found.
+/// Parses the pcf text. Returns what Paraver would load and the problems found. Long: one
+/// state machine over the lines, its sections side by side.
 pub fn parse(text: &str) -> (PcfInfo, Vec<String>) {
     let mut info = PcfInfo::default();
     let mut problems = Vec::new();

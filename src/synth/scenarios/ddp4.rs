@@ -75,8 +75,8 @@ fn scaled(rank: usize, dur: i64) -> i64 {
     }
 }
 
-/// GPU plan of one rank for one step.
-struct Plan {
+/// GPU times of one rank for one step.
+struct StepTimes {
     memcpy: i64,
     forward: Vec<i64>,
     memset: i64,
@@ -88,7 +88,7 @@ struct Plan {
     end: i64,
 }
 
-fn plan_step(origins: &[i64; RANKS]) -> Vec<Plan> {
+fn plan_step(origins: &[i64; RANKS]) -> Vec<StepTimes> {
     let (fwd, bwd, opt) = (forward_layer(), backward_layer(), optimizer());
     let mut plans = Vec::new();
     let mut bucket_ready = vec![[0_i64; RANKS]; LAYERS];
@@ -130,7 +130,7 @@ fn plan_step(origins: &[i64; RANKS]) -> Vec<Plan> {
                 .iter()
                 .map(|o| c.place(last, scaled(r, o.dur)))
                 .collect();
-            Plan {
+            StepTimes {
                 memcpy,
                 forward,
                 memset,
@@ -143,6 +143,7 @@ fn plan_step(origins: &[i64; RANKS]) -> Vec<Plan> {
         .collect()
 }
 
+/// The scenario. Long: its processes, streams and events one after another, as a script.
 pub fn build(seed: u64) -> Result<Scenario> {
     let mut b = builder("ddp4", seed, "dgx-a");
     b.capture_setting("CUDA_GRAPH_TRACE_OPTIONS:MODE", "Graph");

@@ -66,6 +66,7 @@ fn node_id(g: usize, k: usize) -> i64 {
     ((g as i64 + 1) << 32) + k as i64 + 1
 }
 
+/// The scenario. Long: its processes, streams and events one after another, as a script.
 pub fn build(seed: u64, mode: Mode) -> Result<Scenario> {
     let name = match mode {
         Mode::Graph => "graphs",

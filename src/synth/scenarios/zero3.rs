@@ -48,8 +48,8 @@ fn adam() -> Op {
     op(names::fused_adam(), 90_000, 528, 512)
 }
 
-/// GPU plan of one step for every rank (ranks are identical: no straggler here).
-struct Plan {
+/// GPU times of one step for every rank (ranks are identical: no straggler here).
+struct StepTimes {
     fwd_gather: Vec<(i64, i64)>,
     forward: Vec<Vec<i64>>,
     loss: i64,
@@ -60,12 +60,12 @@ struct Plan {
     end: i64,
 }
 
-fn plan_step(g: i64) -> Vec<Plan> {
+fn plan_step(g: i64) -> Vec<StepTimes> {
     let (fwd, bwd) = (forward_layer(), backward_layer());
     let mut comm = vec![Lane::new(g); RANKS];
     let mut comp = [Lane::new(g); RANKS];
-    let mut p: Vec<Plan> = (0..RANKS)
-        .map(|_| Plan {
+    let mut p: Vec<StepTimes> = (0..RANKS)
+        .map(|_| StepTimes {
             fwd_gather: vec![],
             forward: vec![],
             loss: 0,
@@ -132,6 +132,7 @@ fn plan_step(g: i64) -> Vec<Plan> {
     p
 }
 
+/// The scenario. Long: its processes, streams and events one after another, as a script.
 pub fn build(seed: u64) -> Result<Scenario> {
     let mut b = builder("zero3", seed, "hgx-b");
     b.capture_setting("CUDA_GRAPH_TRACE_OPTIONS:MODE", "Graph");

@@ -1,33 +1,34 @@
-//! A small input read through a memory map of its file (Linux): one mapping per file, shared by
-//! every pager of the process (discovery's two threads, the reading thread, its helpers).
-//!
-//! Why: read with `pread`, each page costs a system call and a copy out of the page cache into a
-//! pager's cache, and each connection reads the file again (discovery, then the stream): at 10 MB
-//! the reads were ~5 % of the conversion's CPU, and the conversion is bound by the two cores'
-//! CPU (docs/PERFORMANCE.md items 38–39). Mapped, the page cache's own pages are read in place.
+//! The CLI's small inputs read through a memory map of their file (Linux): one mapping per file,
+//! shared by every pager of the process. Why: `pread` costs a system call and a copy per page,
+//! for each connection; mapped, the page cache's own pages are read in place. It lives here, not
+//! in the library, because it takes over the process-wide `SIGBUS`: the program's choice
+//! ([`enable`], given to the library as `prvsight::sqlfile::set_map_file`).
 //!
 //! Two limits make it safe:
-//! * At most [`MAPPED_MAX`] bytes are mapped at once, over all inputs: mapped pages count in
-//!   the process's resident memory, which must not grow with the inputs (a larger file, or one
-//!   that would take the mapped bytes over the limit, is read with `pread`).
-//! * A file that shrinks while mapped (truncated by another program) would kill the process
-//!   with `SIGBUS` where `pread` reports an error. A `SIGBUS` handler (installed with the first
-//!   mapping) puts a page of zeros where the file's page was and marks the mapping; the pager
-//!   checks the mark after every read of it ([`FileMap::shrank`]) and reports the damage. The
-//!   part of the last page past the new end reads as zeros without a fault, so a conversion
-//!   also asks, when its reading is done, whether the file still has its size
-//!   ([`FileMap::unchanged`], `Export::check_unchanged`): no output is made of bytes the file
-//!   lost. A `SIGBUS` elsewhere goes to the handler that was there before (the process's
-//!   default: it ends).
+//! * At most [`MAPPED_MAX`] bytes are mapped at once, over all inputs (mapped pages count in the
+//!   resident memory, which must not grow with the inputs); other files are read with `pread`.
+//! * A file truncated while mapped would kill the process with `SIGBUS`. The `SIGBUS` handler
+//!   (installed with the first mapping) puts a page of zeros in place and marks the mapping,
+//!   which the pager checks after every read ([`FileMap::shrank`]); as the tail of the last page
+//!   reads as zeros without a fault, a conversion also checks the size when its reading is done
+//!   ([`FileMap::unchanged`]). A `SIGBUS` elsewhere goes to the previous handler.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
+use prvsight::sqlfile::MappedFile;
+
 /// The most bytes mapped at once, over all files (see the module doc): the peak resident memory
 /// grows by at most this.
 pub const MAPPED_MAX: u64 = 64 << 20;
+
+/// Lets the library's pagers read small inputs through a memory map, with the `SIGBUS` handler
+/// that the first mapping installs.
+pub fn enable() {
+    prvsight::sqlfile::set_map_file(|path| FileMap::of(path).map(|m| m as Arc<dyn MappedFile>));
+}
 
 /// Mappings that can be live at once (the handler looks them up without a lock).
 const SLOTS: usize = 16;
@@ -65,6 +66,7 @@ pub struct FileMap {
 // SAFETY: the mapping is read-only and lives until drop; the handler only replaces pages with
 // zeros (never unmaps), so a slice of it stays valid on any thread.
 unsafe impl Send for FileMap {}
+// SAFETY: as for Send: shared access only reads the mapping and atomics.
 unsafe impl Sync for FileMap {}
 
 impl FileMap {
@@ -139,9 +141,11 @@ impl FileMap {
             file,
         }))
     }
+}
 
+impl MappedFile for FileMap {
     /// The file's bytes as mapped (read them, then ask [`shrank`](Self::shrank)).
-    pub fn bytes(&self) -> &[u8] {
+    fn bytes(&self) -> &[u8] {
         // SAFETY: `len` bytes mapped at `ptr` until drop. As with any map of a file, another
         // program may change them while they are read (as it may between two `pread`s): the
         // readers take them as untrusted bytes, checked as they are decoded, and a page that
@@ -151,13 +155,13 @@ impl FileMap {
 
     /// Whether a page of the file vanished since it was mapped (the file shrank): bytes read
     /// from the mapping since may be zeros instead of the file's.
-    pub fn shrank(&self) -> bool {
+    fn shrank(&self) -> bool {
         LIVE[self.slot].shrank.load(Ordering::Acquire)
     }
 
     /// Whether the file still holds every byte mapped: `Err` with its size now where it shrank
     /// (or can no longer be asked).
-    pub fn unchanged(&self) -> Result<(), String> {
+    fn unchanged(&self) -> Result<(), String> {
         let now = self.file.metadata().map(|m| m.len());
         match now {
             Ok(n) if n >= self.len as u64 && !self.shrank() => Ok(()),
@@ -241,101 +245,5 @@ extern "C" fn on_sigbus(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mu
     if let Some(previous) = PREVIOUS.get() {
         // SAFETY: restores the action that was there before ours.
         unsafe { libc::sigaction(libc::SIGBUS, previous, std::ptr::null_mut()) };
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn scratch(name: &str, bytes: &[u8]) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("prvsight-mapped-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
-        std::fs::write(&path, bytes).unwrap();
-        path
-    }
-
-    #[test]
-    fn a_file_is_mapped_once_for_all_its_readers() {
-        let path = scratch("shared", &[7u8; 10_000]);
-        let a = FileMap::of(&path).expect("a small file is mapped");
-        let b = FileMap::of(&path).unwrap();
-        assert!(Arc::ptr_eq(&a, &b));
-        assert_eq!(a.bytes(), &[7u8; 10_000][..]);
-        assert!(!a.shrank());
-        drop((a, b));
-        // Unmapped with its last reader: the next is a mapping of its own.
-        let c = FileMap::of(&path).unwrap();
-        assert_eq!(c.bytes().len(), 10_000);
-        std::fs::remove_file(&path).unwrap();
-    }
-
-    #[test]
-    fn large_empty_and_missing_files_are_not_mapped() {
-        let path = scratch("large", &[]);
-        assert!(FileMap::of(&path).is_none(), "empty");
-        // Sparse: no disk space taken.
-        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        f.set_len(MAPPED_MAX + 1).unwrap();
-        assert!(FileMap::of(&path).is_none(), "over the limit");
-        std::fs::remove_file(&path).unwrap();
-        assert!(FileMap::of(&path).is_none(), "missing");
-    }
-
-    #[test]
-    fn the_bytes_mapped_at_once_stay_within_the_limit() {
-        // Three files of 40 % of the limit each (sparse), mapped while the others live: the
-        // third would take the total over it.
-        let part = MAPPED_MAX * 2 / 5;
-        let paths: Vec<_> = (0..3)
-            .map(|i| {
-                let p = scratch(&format!("part{i}"), &[]);
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&p)
-                    .unwrap()
-                    .set_len(part)
-                    .unwrap();
-                p
-            })
-            .collect();
-        let a = FileMap::of(&paths[0]).expect("first");
-        let b = FileMap::of(&paths[1]).expect("second");
-        assert!(
-            FileMap::of(&paths[2]).is_none(),
-            "over the limit with the first two"
-        );
-        // A file already mapped is shared, whatever the total.
-        assert!(Arc::ptr_eq(&a, &FileMap::of(&paths[0]).unwrap()));
-        drop(b);
-        assert!(FileMap::of(&paths[2]).is_some(), "room again");
-        drop(a);
-        for p in paths {
-            std::fs::remove_file(p).unwrap();
-        }
-        assert!(FileMap::of(&std::env::temp_dir()).is_none(), "a directory");
-    }
-
-    #[test]
-    fn a_page_that_vanishes_reads_as_zeros_and_marks_the_mapping() {
-        // SAFETY: a plain query.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let path = scratch("shrinks", &vec![0xAB; 4 * page]);
-        let map = FileMap::of(&path).unwrap();
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_len(page as u64)
-            .unwrap();
-        // The first page is still the file's; the read past the new end would have ended the
-        // process with SIGBUS.
-        assert_eq!(map.bytes()[page - 1], 0xAB);
-        assert!(!map.shrank());
-        assert_eq!(map.bytes()[2 * page + 5], 0);
-        assert!(map.shrank());
-        assert!(map.bytes()[page..].iter().all(|&b| b == 0));
-        std::fs::remove_file(&path).unwrap();
     }
 }

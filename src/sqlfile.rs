@@ -1,13 +1,9 @@
 //! Reading SQLite's file format directly: the rows of a table, in rowid order, from a rowid on.
 //!
-//! Why: through SQLite, every row of a scan passes its bytecode engine (an `OP_Column` per column,
-//! a result row) and rusqlite's checked accessors (a type call and a value call per column). The
-//! conversion reads every row of the big tables at least twice (the survey of the sort-free
-//! readers, then the rows themselves by rowid range), and on the 100 MB benchmark input SQLite's
-//! engine and the column copies were ~60 % of the reading thread, the one that bounds a
-//! conversion (docs/PERFORMANCE.md). Table B-trees and records are a stable, documented format
-//! (<https://www.sqlite.org/fileformat2.html>): walking them here decodes only the columns asked
-//! for, straight into the reader's rows.
+//! Why: through SQLite, every row of a scan passes its bytecode engine and rusqlite's checked
+//! accessors, which was most of the reading thread that bounds a conversion. Table B-trees and
+//! records are a stable, documented format (<https://www.sqlite.org/fileformat2.html>): walking
+//! them here decodes only the columns asked for, straight into the reader's rows.
 //!
 //! What is read: ordinary rowid tables of a UTF-8 database in rollback-journal mode, as SQLite
 //! itself gives their values (integers, reals, text, blobs, NULL; the REAL affinity's integers as
@@ -16,16 +12,15 @@
 //! generated columns, a column with a default — is declined (`None`), and the caller reads with
 //! SQL instead. Pages come through the connection's own open file (`SQLITE_FCNTL_FILE_POINTER`),
 //! so they are the bytes SQLite reads: a native file, an in-memory copy, or the browser's Blob
-//! VFS (whose position the side-by-side scans follow, nsys/interleave.rs). A small native file is
-//! read from a memory map instead, checked to start with the bytes SQLite reads (mapped.rs).
+//! VFS (whose position the side-by-side scans follow, engine/prepass/lockstep.rs). A program may
+//! have small native files read from a memory map instead ([`set_map_file`]), checked to start
+//! with the bytes SQLite reads.
 //!
 //! A page that breaks the format's rules (a damaged or truncated file) gives [`Damaged`], never a
 //! panic or a loop: page numbers, cell offsets, varints, payload sizes, overflow chains and the
 //! tree's depth are all checked.
 
 mod btree;
-#[cfg(target_os = "linux")]
-pub mod mapped;
 mod pager;
 mod record;
 mod table;
@@ -34,6 +29,37 @@ pub use btree::{leaf_pages, TableCursor};
 pub use pager::Pager;
 pub use record::{Affinity, Record};
 pub use table::{Column, Table};
+
+/// A file's bytes in memory, where the program maps its inputs ([`set_map_file`]).
+pub trait MappedFile: Send + Sync {
+    /// The file's bytes as mapped (read them, then ask [`shrank`](Self::shrank)).
+    fn bytes(&self) -> &[u8];
+    /// Whether bytes read since the mapping was made may be zeros instead of the file's.
+    fn shrank(&self) -> bool;
+    /// `Err` saying how, where the file no longer holds every byte mapped.
+    fn unchanged(&self) -> Result<(), String>;
+}
+
+/// Maps the file at a path for every pager of it, or declines (`None`).
+#[cfg(not(target_family = "wasm"))]
+pub type MapFile = fn(&std::path::Path) -> Option<std::sync::Arc<dyn MappedFile>>;
+
+#[cfg(not(target_family = "wasm"))]
+static MAP_FILE: std::sync::OnceLock<MapFile> = std::sync::OnceLock::new();
+
+/// Lets pagers read files through `map` (the `prvsight` CLI's small inputs: a mapping needs a
+/// process-wide `SIGBUS` handler, which only a program may install). Without it every page is
+/// read through the connection's file. The first call counts.
+#[cfg(not(target_family = "wasm"))]
+pub fn set_map_file(map: MapFile) {
+    let _ = MAP_FILE.set(map);
+}
+
+/// The mapping of the file at `path`, where the program maps files.
+#[cfg(not(target_family = "wasm"))]
+pub(crate) fn map_file(path: &std::path::Path) -> Option<std::sync::Arc<dyn MappedFile>> {
+    MAP_FILE.get().and_then(|map| map(path))
+}
 
 /// The file breaks SQLite's format at the place named.
 #[derive(Clone, Debug, PartialEq, Eq)]

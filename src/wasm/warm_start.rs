@@ -3,12 +3,11 @@
 //! inspection (`pipeline::Planned`, with the readers' surveys).
 //!
 //! Why: the page inspects the files as soon as they are picked, and that inspection is the
-//! conversion's discovery with default options. Without this the click on Convert opened the
-//! files and discovered them again (at 10 MB ~70 ms of a 0.42 s conversion in Chromium, at
-//! 1 GB several seconds: docs/PERFORMANCE.md). One slot: a new inspection replaces it, a
-//! conversion takes it (used or not), so it never holds more than one set of files; until then
-//! it holds their cached blocks (the block cache's budget at most: vfs/cache.rs), which the
-//! conversion would read again anyway.
+//! conversion's discovery with default options, so the click on Convert need not open and
+//! discover the files again. One slot: a new inspection replaces it, a conversion takes it (used
+//! or not), so it never holds more than one set of files; until then it holds their cached
+//! blocks (the block cache's budget at most: vfs/cache.rs), which the conversion would read
+//! again anyway.
 
 use std::cell::RefCell;
 
@@ -44,7 +43,7 @@ enum Held {
 }
 
 thread_local! {
-    static KEPT: RefCell<Option<Inspected>> = const { RefCell::new(None) };
+    static SLOT: RefCell<Option<Inspected>> = const { RefCell::new(None) };
 }
 
 fn identity(inputs: &[Input]) -> Vec<(String, u64)> {
@@ -68,15 +67,11 @@ fn options_key(opts: &Options) -> String {
 }
 
 /// Opens the reading session of a split conversion of `inputs` with `opts` from what the
-/// inspection of these very files kept, and keeps it in its place; false where nothing fits
-/// (other files, or nothing kept). Why: the page asks for it as soon as the inspection is shown,
-/// and again when the user changes an option, so that the click on Convert starts with the
-/// records flowing (the session's cursors opened, the NVTX keys sorted, the first rows read:
-/// ~15 ms of a 0.3 s 10 MB conversion with the other workers idle; docs/PERFORMANCE.md, item
-/// 26). A session opened with other options gives the files back and is opened anew; a
-/// conversion with other options than the session's takes the files back ([`exports_for`]).
+/// inspection of these very files kept, so that the click on Convert starts with the records
+/// flowing; false where nothing fits (other files, or nothing kept). A session opened with
+/// other options gives the files back and is opened anew.
 pub fn read_ahead(inputs: &[Input], opts: &Options) -> Result<bool> {
-    let Some(k) = KEPT.with(|k| k.borrow_mut().take()) else {
+    let Some(k) = SLOT.with(|k| k.borrow_mut().take()) else {
         return Ok(false);
     };
     let these = k.inputs == identity(inputs);
@@ -117,7 +112,7 @@ const READ_AHEAD: &str = "files and plan, read ahead";
 /// one and the conversion is of those very files (`inspected`) with the same options; else
 /// `None`, what was kept left for [`exports_for`].
 pub fn reading_for(inputs: &[Input], inspected: bool, opts: &Options) -> Option<ReadingSession> {
-    KEPT.with(|k| {
+    SLOT.with(|k| {
         let mut slot = k.borrow_mut();
         let fits = matches!(
             slot.as_ref(),
@@ -136,12 +131,12 @@ pub fn reading_for(inputs: &[Input], inspected: bool, opts: &Options) -> Option<
 
 /// Keeps `inspected` for the next conversion, in place of what was kept before.
 pub fn keep(inspected: Inspected) {
-    KEPT.with(|k| *k.borrow_mut() = Some(inspected));
+    SLOT.with(|k| *k.borrow_mut() = Some(inspected));
 }
 
 /// Drops what was kept (the page inspects other files, or asked not to keep them).
 pub fn forget() {
-    KEPT.with(|k| *k.borrow_mut() = None);
+    SLOT.with(|k| *k.borrow_mut() = None);
 }
 
 /// A conversion's exports, and the plan made for them where they are the inspection's.
@@ -149,14 +144,14 @@ pub struct Taken {
     pub exports: Vec<Export>,
     pub planned: Option<Planned>,
     /// Whether the exports are the inspection's (else opened for the conversion).
-    pub kept: bool,
+    pub from_inspection: bool,
 }
 
 impl Taken {
     /// What the conversion takes from the inspection with `opts`, in words (for the worker's
     /// console, which the page's tests read).
     pub fn reused(&self, opts: &crate::Options) -> &'static str {
-        match (&self.planned, self.kept) {
+        match (&self.planned, self.from_inspection) {
             (Some(p), true) if p.fits(opts) => "files and plan",
             (_, true) => "files",
             (_, false) => "nothing",
@@ -169,7 +164,7 @@ impl Taken {
 /// sizes match; else the inputs opened anew, without a plan. Either way the slot is emptied
 /// first, so that the files are never held twice.
 pub fn exports_for(inputs: &[Input], inspected: bool) -> Result<Taken> {
-    if let Some(k) = KEPT.with(|k| k.borrow_mut().take()) {
+    if let Some(k) = SLOT.with(|k| k.borrow_mut().take()) {
         if inspected && k.inputs == identity(inputs) {
             let (exports, planned) = match k.held {
                 Held::Open { exports, planned } => (exports, planned),
@@ -179,7 +174,7 @@ pub fn exports_for(inputs: &[Input], inspected: bool) -> Result<Taken> {
             return Ok(Taken {
                 exports,
                 planned,
-                kept: true,
+                from_inspection: true,
             });
         }
         // Dropped here, before the inputs are opened again.
@@ -187,6 +182,6 @@ pub fn exports_for(inputs: &[Input], inspected: bool) -> Result<Taken> {
     Ok(Taken {
         exports: source::open_all(inputs)?,
         planned: None,
-        kept: false,
+        from_inspection: false,
     })
 }

@@ -1,22 +1,13 @@
 //! Output files that take their names only when the command succeeds (the CLI's outputs).
 //!
 //! Each output is written under a temporary name beside its destination (`NAME.partial-PID`)
-//! and given its name once everything is written and flushed:
-//! - a conversion that fails part way (a damaged export, a full disk) leaves the earlier output
-//!   of that name as it was, and no partial trace that Paraver would open as a shorter run;
-//! - a conversion that replaces an earlier output writes a new file instead of truncating the
-//!   old one. ext4 starts writing a file back when it is closed after having been truncated and
-//!   rewritten, and when it is renamed over another file ("auto_da_alloc"), on the calling
-//!   thread: with the 100 MB benchmark input's 309 MB .prv that was 0.15–0.4 s of a 0.6 s
-//!   conversion (docs/PERFORMANCE.md item 19). So the earlier file is removed first and the new
-//!   one then renamed to the free name; between the two only the new file exists.
-//!
-//! A command killed before it ends (Ctrl-C, SIGKILL) runs no destructor: its `NAME.partial-PID`
-//! files stay beside the destinations, which are as they were.
-//!
-//! A destination that is not a plain file of its own (a symbolic link, a file with other hard
-//! links, `/dev/stdout`, a FIFO), or whose folder does not let us create the temporary file,
-//! is written in place as before.
+//! and given its name once everything is written and flushed, so a conversion that fails part
+//! way leaves the earlier output as it was and no partial trace. The earlier file is removed
+//! before the rename rather than truncated or renamed over, since ext4 then writes the file back
+//! on the closing thread ("auto_da_alloc"). A killed command leaves its `NAME.partial-PID`
+//! files. A destination that is not a plain file of its own (a symbolic link, a file with other
+//! hard links, `/dev/stdout`, a FIFO), or whose folder refuses the temporary file, is written
+//! in place.
 
 use std::fs::{self, File};
 use std::io;
@@ -25,31 +16,31 @@ use std::path::{Path, PathBuf};
 /// One output being written; [`commit`](Self::commit) gives it its name, dropping it without
 /// that removes what was written under the temporary name.
 #[derive(Debug)]
-pub struct StagedFile {
+pub struct AtomicOutput {
     dest: PathBuf,
     /// The file being written, while it is not at `dest`; `None` when written in place.
     temp: Option<PathBuf>,
 }
 
-impl StagedFile {
+impl AtomicOutput {
     /// The file to write for `dest`, and the handle that names it when done.
-    pub fn create(dest: &Path) -> io::Result<(StagedFile, File)> {
+    pub fn create(dest: &Path) -> io::Result<(AtomicOutput, File)> {
         if let Some(temp) = temp_path(dest).filter(|_| replaceable(dest)) {
             // create_new: never write over a file of that name (a stale one is left alone).
             if let Ok(file) = File::options().write(true).create_new(true).open(&temp) {
-                let staged = StagedFile {
+                let output = AtomicOutput {
                     dest: dest.to_owned(),
                     temp: Some(temp),
                 };
-                return Ok((staged, file));
+                return Ok((output, file));
             }
         }
         let file = File::create(dest)?;
-        let staged = StagedFile {
+        let output = AtomicOutput {
             dest: dest.to_owned(),
             temp: None,
         };
-        Ok((staged, file))
+        Ok((output, file))
     }
 
     pub fn dest(&self) -> &Path {
@@ -75,7 +66,7 @@ impl StagedFile {
     }
 }
 
-impl Drop for StagedFile {
+impl Drop for AtomicOutput {
     /// Not committed (the command failed): what was written goes, the destination stays as it was.
     fn drop(&mut self) {
         if let Some(temp) = self.temp.take() {
@@ -118,7 +109,7 @@ mod tests {
 
     fn scratch(name: &str) -> PathBuf {
         let dir =
-            std::env::temp_dir().join(format!("prvsight-staged-{name}-{}", std::process::id()));
+            std::env::temp_dir().join(format!("prvsight-output-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         dir
@@ -134,10 +125,10 @@ mod tests {
         names
     }
 
-    fn write(dest: &Path, text: &str) -> StagedFile {
-        let (staged, mut file) = StagedFile::create(dest).unwrap();
+    fn write(dest: &Path, text: &str) -> AtomicOutput {
+        let (output, mut file) = AtomicOutput::create(dest).unwrap();
         file.write_all(text.as_bytes()).unwrap();
-        staged
+        output
     }
 
     #[test]
@@ -145,13 +136,13 @@ mod tests {
         let dir = scratch("commit");
         let dest = dir.join("t.prv");
         fs::write(&dest, "old trace, longer than the new one").unwrap();
-        let staged = write(&dest, "new");
+        let output = write(&dest, "new");
         assert_eq!(
             fs::read_to_string(&dest).unwrap(),
             "old trace, longer than the new one"
         );
         assert_eq!(entries(&dir).len(), 2, "the new file is beside the old one");
-        staged.commit().unwrap();
+        output.commit().unwrap();
         assert_eq!(fs::read_to_string(&dest).unwrap(), "new");
         assert_eq!(entries(&dir), ["t.prv"]);
         // And where there was none.
@@ -181,13 +172,13 @@ mod tests {
         fs::write(&target, "old").unwrap();
         std::os::unix::fs::symlink(&target, dir.join("sym.prv")).unwrap();
         fs::hard_link(&target, dir.join("hard.prv")).unwrap();
-        let staged = write(&dir.join("sym.prv"), "through the symbolic link");
+        let output = write(&dir.join("sym.prv"), "through the symbolic link");
         assert_eq!(
             fs::read_to_string(&target).unwrap(),
             "through the symbolic link",
             "in place: written at once"
         );
-        staged.commit().unwrap();
+        output.commit().unwrap();
         assert!(fs::symlink_metadata(dir.join("sym.prv"))
             .unwrap()
             .file_type()
@@ -206,7 +197,7 @@ mod tests {
     #[test]
     fn a_missing_folder_is_an_error_at_creation() {
         let dir = scratch("missing");
-        let e = StagedFile::create(&dir.join("no/such/t.prv")).unwrap_err();
+        let e = AtomicOutput::create(&dir.join("no/such/t.prv")).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::NotFound);
         assert!(entries(&dir).is_empty());
         fs::remove_dir_all(&dir).unwrap();

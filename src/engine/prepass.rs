@@ -1,9 +1,9 @@
 //! The full scans of an export's tables that come before the stream, made together: each query
-//! the direct reader compiles for (nsys/direct.rs) joins one pass over its table, which parses
+//! the direct reader compiles for (engine/page_reader.rs) joins one pass over its table, which parses
 //! each row once for every query of that table; the others are SQL scans. All of them go side by
-//! side (interleave.rs), so that through the browser's block cache they read the file about once.
+//! side (prepass/lockstep.rs), so that through the browser's block cache they read the file about once.
 //! Natively, where the export was opened from a file and a second core is there, the table passes
-//! are shared with a second thread on a connection of its own ([`ScanSet::second_thread`]): they
+//! are shared with a second thread on a connection of its own ([`Prepass::second_thread`]): they
 //! are independent, each scan's state is its own, and how each ended comes back by scan index.
 //!
 //! Discovery's groupings, the sort-free readers' surveys and the NVTX sort keys all read the big
@@ -18,15 +18,17 @@ use std::rc::Rc;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Statement};
 
-use super::cursor::Fields;
-use super::direct::{Plan, PlanRow, Row};
-use super::interleave::{query_step, run_all, Step, TakeRow};
+use super::page_reader::{PageQuery, PageRow, QueryRow};
+use super::row::Fields;
 use super::select::Select;
 use crate::sqlfile::{Damaged, Pager, Record, TableCursor};
+use lockstep::{query_step, run_all, Step, TakeRow};
+
+mod lockstep;
 
 /// Takes a row of a scan (its query's outputs by index), or the damage the direct reader met
 /// (the scan then ends); returns false when it needs no more rows.
-/// `Send`: a table's pass may run on another thread ([`ScanSet::second_thread`]).
+/// `Send`: a table's pass may run on another thread ([`Prepass::second_thread`]).
 pub type Take<'a> =
     Box<dyn FnMut(Result<&dyn Fields, Damaged>) -> rusqlite::Result<bool> + Send + 'a>;
 
@@ -43,7 +45,7 @@ pub enum Sql {
 }
 
 /// Scans of one connection's tables, made together (see the module doc).
-pub struct ScanSet<'a> {
+pub struct Prepass<'a> {
     conn: &'a Connection,
     pager: Option<Rc<Pager<'a>>>,
     scans: Vec<Entry<'a>>,
@@ -53,18 +55,18 @@ pub struct ScanSet<'a> {
 }
 
 /// The scans of one table pass: (index among the set's scans, plan, taker).
-type Pass<'a> = Vec<(usize, Plan, Take<'a>)>;
+type Pass<'a> = Vec<(usize, PageQuery, Take<'a>)>;
 
 enum Entry<'a> {
-    Direct(Plan, Take<'a>),
+    Pages(PageQuery, Take<'a>),
     Sql(String, bool, Take<'a>),
 }
 
-impl<'a> ScanSet<'a> {
+impl<'a> Prepass<'a> {
     /// `direct`: queries run by the direct reader where they compile for it.
-    pub fn new(conn: &'a Connection, direct: bool) -> ScanSet<'a> {
-        let pager = Pager::shared(conn, direct);
-        ScanSet {
+    pub fn new(conn: &'a Connection, page_reader: bool) -> Prepass<'a> {
+        let pager = Pager::shared(conn, page_reader);
+        Prepass {
             conn,
             pager,
             scans: Vec::new(),
@@ -77,7 +79,7 @@ impl<'a> ScanSet<'a> {
     /// connection of its own to `file` (the file this set's connection reads), where there are
     /// two passes or more: the biggest tables are shared between the two threads.
     #[cfg(not(target_family = "wasm"))]
-    pub fn second_thread(mut self, file: &'a std::path::Path) -> ScanSet<'a> {
+    pub fn second_thread(mut self, file: &'a std::path::Path) -> Prepass<'a> {
         self.second_thread = Some(file);
         self
     }
@@ -85,11 +87,11 @@ impl<'a> ScanSet<'a> {
     /// A scan of `query`'s rows, handed to `take`: by the direct reader where `query` compiles
     /// for it, else through SQLite as `sql` says (`query` `None`: through SQLite only).
     pub fn add(&mut self, query: Option<&Select>, sql: Sql, take: Take<'a>) {
-        let plan = (self.pager.as_ref())
+        let compiled = (self.pager.as_ref())
             .zip(query)
-            .and_then(|(pager, q)| Plan::compile(pager, q).ok()?);
-        let entry = match (plan, query, sql) {
-            (Some(plan), ..) => Entry::Direct(plan, take),
+            .and_then(|(pager, q)| PageQuery::compile(pager, q).ok()?);
+        let entry = match (compiled, query, sql) {
+            (Some(compiled), ..) => Entry::Pages(compiled, take),
             (None, _, Sql::Given(s)) => Entry::Sql(s, false, take),
             (None, Some(q), Sql::Query) => Entry::Sql(q.sql(), false, take),
             (None, Some(q), Sql::FilterHere) => Entry::Sql(filter_here_sql(q), true, take),
@@ -106,11 +108,11 @@ impl<'a> ScanSet<'a> {
         let mut queries: Vec<(usize, rusqlite::Result<Statement<'a>>, TakeRow<'a>)> = Vec::new();
         for (i, entry) in self.scans.into_iter().enumerate() {
             match entry {
-                Entry::Direct(plan, take) => {
-                    let root = plan.table.root;
+                Entry::Pages(compiled, take) => {
+                    let root = compiled.table.root;
                     match tables.iter_mut().find(|(r, _)| *r == root) {
-                        Some((_, group)) => group.push((i, plan, take)),
-                        None => tables.push((root, vec![(i, plan, take)])),
+                        Some((_, group)) => group.push((i, compiled, take)),
+                        None => tables.push((root, vec![(i, compiled, take)])),
                     }
                 }
                 Entry::Sql(text, filtered, take) => {
@@ -137,10 +139,9 @@ impl<'a> ScanSet<'a> {
 /// `n` scans ended, by index. This thread takes the largest pass, the second thread the next
 /// (given out before it starts); then each takes the largest left whenever it is free. So the
 /// two end about together, whatever a pass costs per row (its rows and scans more than its
-/// pages) and however the machine slows either thread: shared out by leaf pages beforehand,
-/// this thread ended ~100 ms after the other at 1 GB (docs/PERFORMANCE.md item 36). The second
-/// thread opens its connection itself, while this one starts its pass (it waited ~0.3 ms for
-/// it, item 40); where it does not open, its pass comes back and is made here.
+/// pages) and however the machine slows either thread, which a share of leaf pages fixed
+/// beforehand did not. The second thread opens its connection itself, while this one starts
+/// its pass (instead of waiting for it); where it does not open, its pass comes back here.
 #[cfg(not(target_family = "wasm"))]
 fn on_two_threads<'a>(
     file: &std::path::Path,
@@ -256,7 +257,7 @@ fn side_by_side<'a>(
 /// A second read-only connection to `file`, if it opens and its pages can be read directly.
 #[cfg(not(target_family = "wasm"))]
 fn second_connection(file: &std::path::Path) -> Option<Connection> {
-    let conn = super::export::open_read_only(file).ok()?;
+    let conn = super::open_read_only(file).ok()?;
     let readable = Pager::new(&conn).ok().flatten().is_some();
     readable.then_some(conn)
 }
@@ -282,7 +283,7 @@ fn table_pass<'a>(
     let upto = scans.iter().map(|(_, p, _)| p.upto).max().unwrap_or(0);
     // Scans whose plans test the same conditions (discovery's grouping and surveys of a table
     // often do) share one test per row: per scan, the first scan with its conditions.
-    let mut scans: Vec<(usize, Plan, Take<'a>, usize)> = {
+    let mut scans: Vec<(usize, PageQuery, Take<'a>, usize)> = {
         let first: Vec<usize> = (0..scans.len())
             .map(|k| {
                 (0..k)
@@ -291,7 +292,7 @@ fn table_pass<'a>(
             })
             .collect();
         (scans.into_iter().zip(first))
-            .map(|((i, plan, take), g)| (i, plan, take, g))
+            .map(|((i, compiled, take), g)| (i, compiled, take, g))
             .collect()
     };
     // Per group: the row's answer, once tested.
@@ -315,7 +316,7 @@ fn table_pass<'a>(
         let mut outcomes = outcomes.borrow_mut();
         match row {
             Ok((rowid, payload)) => {
-                let row = Row {
+                let row = PageRow {
                     rowid,
                     payload,
                     record: &record,
@@ -325,10 +326,10 @@ fn table_pass<'a>(
                 // one taken out.
                 let mut k = 0;
                 while k < scans.len() {
-                    let (i, plan, take, g) = &mut scans[k];
-                    let admits = *admitted[*g].get_or_insert_with(|| plan.admits(&row));
+                    let (i, compiled, take, g) = &mut scans[k];
+                    let admits = *admitted[*g].get_or_insert_with(|| compiled.admits(&row));
                     if admits {
-                        let taken = take(Ok(&PlanRow { plan, row }));
+                        let taken = take(Ok(&QueryRow { compiled, row }));
                         if !matches!(taken, Ok(true)) {
                             outcomes[*i] = Some(taken.map(|_| ()));
                             drop(scans.remove(k));

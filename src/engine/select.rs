@@ -1,9 +1,6 @@
 //! The plain queries the sort-free readers run over one table: named outputs and simple row
-//! conditions, written once and run either by SQLite (rendered as SQL here) or by the direct
-//! reader of the file format (compiled in direct.rs). Keeping one description for both is what
-//! makes them give the same rows.
-
-use super::Schema;
+//! conditions, written once and run either by SQLite (rendered as SQL here) or by the page reader
+//! (compiled in page_reader.rs): one description for both is what makes them give the same rows.
 
 /// One output of a [`Select`].
 #[derive(Clone, Debug, PartialEq)]
@@ -26,9 +23,9 @@ impl Val {
         Val::Column(name.to_owned())
     }
 
-    /// The column if `table` has it, else NULL (columns come and go across nsys versions).
-    pub fn col_or_null(schema: &Schema, table: &str, name: &str) -> Val {
-        if schema.has_column(table, name) {
+    /// The column where `present`, else NULL (columns come and go across nsys versions).
+    pub fn col_if(present: bool, name: &str) -> Val {
+        if present {
             Val::col(name)
         } else {
             Val::Null

@@ -29,7 +29,6 @@ pub use cache::{BlockCache, CacheConfig, CacheStats};
 pub use source::ReadAt;
 
 use crate::error::{Error, Result};
-use crate::nsys::Export;
 
 /// Name the VFS is registered under.
 pub const VFS_NAME: &str = "prvsight-ro";
@@ -54,7 +53,7 @@ thread_local! {
 
 /// How many reads SQLite made of our files on this thread, and the offset of the latest one.
 /// A scan that has just read a page is at that offset of its file: scans of the same file kept
-/// near the same offset share the block cache's blocks (nsys/interleave.rs).
+/// near the same offset share the block cache's blocks (engine/prepass/lockstep.rs).
 pub fn last_read() -> (u64, u64) {
     LAST_READ.with(Cell::get)
 }
@@ -105,11 +104,18 @@ fn open_parked(label: &str, parked: Parked) -> Result<Connection> {
     })
 }
 
-/// Opens an export from a source: checks the SQLite header first (for a clear message on
-/// gzip/zip/empty files), then reads the schema. The header is read as the block cache's first
-/// block, which the cache then holds: in the browser each read of the user's file costs a few
-/// milliseconds whatever its size, so the check costs no read of its own.
-pub fn open_export(label: &str, src: Box<dyn ReadAt>, config: CacheConfig) -> Result<Export> {
+/// Opens `src` as [`open_connection`] does, once `check` accepted its first bytes (at most 16)
+/// and size: a clear message for gzip/zip/empty files before SQLite gives a vaguer one. They
+/// are read as the block cache's first block, which the cache then holds: in the browser each
+/// read of the user's file costs a few milliseconds whatever its size, so the check costs no
+/// read of its own. Sorts spill to temporary files, which go to the default VFS (wasm builds
+/// keep them in memory whatever this says).
+pub fn open_checked(
+    label: &str,
+    src: Box<dyn ReadAt>,
+    config: CacheConfig,
+    check: impl FnOnce(&[u8], u64) -> Result<()>,
+) -> Result<Connection> {
     let size = src.size();
     let len = size.min(cache::BlockCache::block_len(config) as u64) as usize;
     let mut first_block = vec![0u8; len];
@@ -118,20 +124,15 @@ pub fn open_export(label: &str, src: Box<dyn ReadAt>, config: CacheConfig) -> Re
             file: label.into(),
             detail: e.to_string(),
         })?;
-    crate::nsys::export::check_magic(label, &first_block[..len.min(16)], size)?;
-    let conn = open_parked(
-        label,
-        Parked {
-            src,
-            config,
-            first_block: Some(first_block),
-        },
-    )?;
-    // Same settings as a native open (nsys/export.rs): an 8 MiB page cache, and the sorts that
-    // remain (NVTX, GPU metrics, MPI, and any family the survey left to SQL) spill to temporary
-    // files, which go to the default VFS (wasm builds keep them in memory whatever this says).
+    check(&first_block[..len.min(16)], size)?;
+    let parked = Parked {
+        src,
+        config,
+        first_block: Some(first_block),
+    };
+    let conn = open_parked(label, parked)?;
     let _ = conn.execute_batch("PRAGMA temp_store = FILE; PRAGMA cache_size = -8192;");
-    Export::from_connection(conn, label.to_owned())
+    Ok(conn)
 }
 
 /// Cache statistics of the file most recently closed on this thread under `label`.
@@ -161,6 +162,8 @@ fn unique_name(label: &str) -> String {
 fn register() -> std::result::Result<(), String> {
     static REGISTERED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
     REGISTERED
+        // SAFETY: SQLite's VFS API used as documented; the struct registered is leaked, so it
+        // lives as long as the process, as SQLite requires.
         .get_or_init(|| unsafe {
             let default = ffi::sqlite3_vfs_find(ptr::null());
             if default.is_null() {
@@ -202,10 +205,12 @@ fn register() -> std::result::Result<(), String> {
         .clone()
 }
 
+// SAFETY: `vfs` is ours, registered with the default VFS as its app data (`register`).
 unsafe fn default_vfs(vfs: *mut ffi::sqlite3_vfs) -> *mut ffi::sqlite3_vfs {
     (*vfs).pAppData.cast()
 }
 
+// SAFETY: `name` is null or a NUL-terminated name from SQLite.
 unsafe fn is_ours(name: *const c_char) -> bool {
     !name.is_null()
         && CStr::from_ptr(name)
@@ -235,6 +240,8 @@ static IO_METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
     xUnfetch: None,
 };
 
+// SAFETY: SQLite's xOpen contract: `file` is szOsFile bytes (at least a VFile), `name` a
+// NUL-terminated name or null, `out_flags` null or writable.
 unsafe extern "C" fn x_open(
     vfs: *mut ffi::sqlite3_vfs,
     name: ffi::sqlite3_filename,
@@ -274,6 +281,7 @@ unsafe extern "C" fn x_open(
     ffi::SQLITE_OK
 }
 
+// SAFETY: SQLite's xDelete contract: our VFS and a NUL-terminated name.
 unsafe extern "C" fn x_delete(
     vfs: *mut ffi::sqlite3_vfs,
     name: *const c_char,
@@ -289,6 +297,7 @@ unsafe extern "C" fn x_delete(
     }
 }
 
+// SAFETY: SQLite's xAccess contract: a NUL-terminated name, `res` writable.
 unsafe extern "C" fn x_access(
     vfs: *mut ffi::sqlite3_vfs,
     name: *const c_char,
@@ -310,6 +319,7 @@ unsafe extern "C" fn x_access(
     }
 }
 
+// SAFETY: SQLite's xFullPathname contract: `out` holds `n_out` bytes.
 unsafe extern "C" fn x_full_pathname(
     vfs: *mut ffi::sqlite3_vfs,
     name: *const c_char,
@@ -331,6 +341,7 @@ unsafe extern "C" fn x_full_pathname(
     }
 }
 
+// SAFETY: SQLite's xRandomness contract, forwarded to the default VFS.
 unsafe extern "C" fn x_randomness(vfs: *mut ffi::sqlite3_vfs, n: c_int, out: *mut c_char) -> c_int {
     let d = default_vfs(vfs);
     match (*d).xRandomness {
@@ -339,6 +350,7 @@ unsafe extern "C" fn x_randomness(vfs: *mut ffi::sqlite3_vfs, n: c_int, out: *mu
     }
 }
 
+// SAFETY: SQLite's xSleep contract, forwarded to the default VFS.
 unsafe extern "C" fn x_sleep(vfs: *mut ffi::sqlite3_vfs, us: c_int) -> c_int {
     let d = default_vfs(vfs);
     match (*d).xSleep {
@@ -347,6 +359,7 @@ unsafe extern "C" fn x_sleep(vfs: *mut ffi::sqlite3_vfs, us: c_int) -> c_int {
     }
 }
 
+// SAFETY: SQLite's xCurrentTime contract: `out` writable.
 unsafe extern "C" fn x_current_time(vfs: *mut ffi::sqlite3_vfs, out: *mut f64) -> c_int {
     let d = default_vfs(vfs);
     match (*d).xCurrentTime {
@@ -359,6 +372,7 @@ unsafe extern "C" fn x_current_time(vfs: *mut ffi::sqlite3_vfs, out: *mut f64) -
     }
 }
 
+// SAFETY: SQLite's xGetLastError contract, forwarded to the default VFS.
 unsafe extern "C" fn x_get_last_error(
     vfs: *mut ffi::sqlite3_vfs,
     n: c_int,
@@ -371,10 +385,13 @@ unsafe extern "C" fn x_get_last_error(
     }
 }
 
+// SAFETY: `file` is a VFile opened by `x_open` and not yet closed (SQLite calls its
+// methods only then, one at a time), so its cache pointer is live and not aliased.
 unsafe fn cache<'a>(file: *mut ffi::sqlite3_file) -> &'a mut BlockCache {
     &mut *(*file.cast::<VFile>()).cache
 }
 
+// SAFETY: SQLite closes an open VFile once: its boxes from `x_open` are freed here only.
 unsafe extern "C" fn f_close(file: *mut ffi::sqlite3_file) -> c_int {
     let f = file.cast::<VFile>();
     let cache = Box::from_raw((*f).cache);
@@ -386,6 +403,7 @@ unsafe extern "C" fn f_close(file: *mut ffi::sqlite3_file) -> c_int {
     ffi::SQLITE_OK
 }
 
+// SAFETY: SQLite's xRead contract: an open VFile, `buf` writable for `amount` bytes.
 unsafe extern "C" fn f_read(
     file: *mut ffi::sqlite3_file,
     buf: *mut c_void,
@@ -408,7 +426,7 @@ unsafe extern "C" fn f_read(
     }
 }
 
-unsafe extern "C" fn f_write(
+extern "C" fn f_write(
     _: *mut ffi::sqlite3_file,
     _: *const c_void,
     _: c_int,
@@ -417,14 +435,15 @@ unsafe extern "C" fn f_write(
     ffi::SQLITE_READONLY
 }
 
-unsafe extern "C" fn f_truncate(_: *mut ffi::sqlite3_file, _: ffi::sqlite3_int64) -> c_int {
+extern "C" fn f_truncate(_: *mut ffi::sqlite3_file, _: ffi::sqlite3_int64) -> c_int {
     ffi::SQLITE_READONLY
 }
 
-unsafe extern "C" fn f_sync(_: *mut ffi::sqlite3_file, _: c_int) -> c_int {
+extern "C" fn f_sync(_: *mut ffi::sqlite3_file, _: c_int) -> c_int {
     ffi::SQLITE_OK
 }
 
+// SAFETY: SQLite's xFileSize contract: an open VFile, `size` writable.
 unsafe extern "C" fn f_file_size(
     file: *mut ffi::sqlite3_file,
     size: *mut ffi::sqlite3_int64,
@@ -434,23 +453,24 @@ unsafe extern "C" fn f_file_size(
 }
 
 /// Locks are no-ops: the source never changes and nobody else writes it.
-unsafe extern "C" fn f_lock(_: *mut ffi::sqlite3_file, _: c_int) -> c_int {
+extern "C" fn f_lock(_: *mut ffi::sqlite3_file, _: c_int) -> c_int {
     ffi::SQLITE_OK
 }
 
+// SAFETY: SQLite's xCheckReservedLock contract: `res` writable.
 unsafe extern "C" fn f_check_reserved_lock(_: *mut ffi::sqlite3_file, res: *mut c_int) -> c_int {
     *res = 0;
     ffi::SQLITE_OK
 }
 
-unsafe extern "C" fn f_file_control(_: *mut ffi::sqlite3_file, _: c_int, _: *mut c_void) -> c_int {
+extern "C" fn f_file_control(_: *mut ffi::sqlite3_file, _: c_int, _: *mut c_void) -> c_int {
     ffi::SQLITE_NOTFOUND
 }
 
-unsafe extern "C" fn f_sector_size(_: *mut ffi::sqlite3_file) -> c_int {
+extern "C" fn f_sector_size(_: *mut ffi::sqlite3_file) -> c_int {
     4096
 }
 
-unsafe extern "C" fn f_device_characteristics(_: *mut ffi::sqlite3_file) -> c_int {
+extern "C" fn f_device_characteristics(_: *mut ffi::sqlite3_file) -> c_int {
     ffi::SQLITE_IOCAP_IMMUTABLE
 }

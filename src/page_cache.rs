@@ -1,23 +1,13 @@
-//! A large output written front to back that does not pile up in the page cache ("drop-behind").
+//! A large output written front to back that does not pile up in the page cache ("drop-behind"):
+//! a .prv is ~3 bytes per byte of SQLite read, and fresh dirty pages are slow where the host
+//! takes free memory back (virtio-balloon) and evict other users' files on a shared node.
 //!
-//! A .prv is ~3 bytes for each byte of SQLite read: 3.2 GB for a 1 GB export. Written plainly,
-//! every byte lands in a fresh page-cache page that stays dirty until the kernel writes it back.
-//! On a virtual machine whose host takes free memory back (virtio-balloon's free page
-//! reporting, as on this project's machines) a fresh page costs a fault in the host when first
-//! touched: writing 3.2 GB after the machine sat idle took 7.9 s of system time where the same
-//! write into recycled pages took 1.1 s (docs/PERFORMANCE.md item 20). On a shared login node
-//! the same gigabytes push other users' files out of the cache.
-//!
-//! So, on Linux, past its first [`FIRST`] bytes (left to the page cache, as in any file), the
-//! file hands each written window of [`WINDOW`] bytes to the disk as soon as it is complete
-//! (`sync_file_range` WRITE: starts the write-back, does not wait for it), and asks the kernel
-//! to drop the pages that lie [`LAG`] windows behind (`posix_fadvise` DONTNEED, which leaves
-//! pages still dirty or being written, so nothing ever waits for the disk: on a slow one they
-//! stay cached, as without this file). The kernel then reuses the same pages for the next
-//! windows. At 1 GB of input 3.2 GB of .prv left ~22 MB of it in the cache (before the 64 MiB
-//! left first), and the conversion took 6.0–6.2 s instead of 8.7–9.3 s. Both calls are advice:
-//! their errors are ignored, and a destination that is not a regular file (a pipe,
-//! /dev/stdout) is written as is. The bytes written are exactly the caller's.
+//! So, on Linux, past its first [`FIRST`] bytes, the file hands each written window of
+//! [`WINDOW`] bytes to the disk as soon as it is complete (`sync_file_range` WRITE, no wait) and
+//! asks the kernel to drop the pages [`LAG`] windows behind (`posix_fadvise` DONTNEED, which
+//! keeps pages still dirty, so nothing waits for the disk). Both calls are advice (errors
+//! ignored); a destination that is not a regular file is written as is, and the bytes written
+//! are exactly the caller's.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -27,8 +17,7 @@ pub const WINDOW: u64 = 8 << 20;
 /// Windows between the one handed to the disk and the pages dropped.
 pub const LAG: u64 = 2;
 /// Bytes left to the page cache as in any file: a smaller output is written back after the
-/// command ends, when the machine has time (handing it to the disk during the run made the
-/// 10 MB input's conversion, 31 MB of .prv, ~3 ms slower: 82 against 79 ms, median of 30).
+/// command ends, which is faster than handing it to the disk during the run.
 pub const FIRST: u64 = 64 << 20;
 
 /// A [`File`] written front to back whose written windows are sent to disk and dropped from the
@@ -100,7 +89,7 @@ fn start_write_back(file: &File, offset: u64, len: u64) {
 fn drop_written(file: &File, offset: u64, len: u64) {
     use std::os::fd::AsRawFd;
     let fd = file.as_raw_fd();
-    // SAFETY: as above.
+    // SAFETY: a valid descriptor, plain integers; the call only advises the kernel.
     unsafe {
         libc::posix_fadvise(
             fd,

@@ -1,4 +1,4 @@
-//! Time order by sorting narrow keys: the keyed reader.
+//! Time order by sorting narrow keys: the sort-keys reader.
 //!
 //! NVTX push/pop ranges are written when they end, so an outer range comes after everything
 //! nested in it: in rowid order the table is not in per-thread runs (partitioned.rs does not
@@ -21,15 +21,16 @@ use std::rc::Rc;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Statement};
 
-use super::cursor::{BufferedRow, Fields};
-use super::direct::{Plan, Row as DirectRow};
-use super::scanset::{ScanSet, Sql};
+use super::block::BufferedRow;
+use super::page_reader::{PageQuery, PageRow};
+use super::prepass::{Prepass, Sql};
+use super::row::Fields;
 use super::select::Select;
 use crate::error::{Error, Result};
 use crate::sqlfile::{Pager, Record, TableCursor};
 use crate::{FastMap, FastSet};
 
-/// What a keyed reader reads.
+/// What a sort-keys reader reads.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeySpec {
     /// `SELECT start, end, rowid FROM … WHERE …`: every row to read, no order (run by the
@@ -87,8 +88,7 @@ const MAX_SPREAD: i64 = 8;
 
 /// Keys per chunk of a scan's keys (384 KiB): they grow a chunk at a time, with no copy of what
 /// was found and no larger vector beside a smaller one — in the browser's linear memory, which
-/// never shrinks, one growing vector cost 19 MiB more at the peak of a 1 GB export
-/// (docs/PERFORMANCE.md item 30).
+/// never shrinks, one growing vector's copies would stay at its peak.
 const CHUNK: usize = 1 << 14;
 
 /// The sort keys a [`KeyScan`] found, not yet sorted, in chunks of [`CHUNK`].
@@ -143,7 +143,7 @@ pub struct KeyScan {
 
 impl KeyScan {
     /// Adds the scan of the keys to `set`.
-    pub fn register<'a>(&'a mut self, set: &mut ScanSet<'a>, spec: &KeySpec) {
+    pub fn register<'a>(&'a mut self, set: &mut Prepass<'a>, spec: &KeySpec) {
         set.add(
             Some(&spec.keys),
             Sql::Query,
@@ -195,13 +195,13 @@ impl KeyScan {
     }
 }
 
-/// How a keyed reader fetches a rowid range.
+/// How a sort-keys reader fetches a rowid range.
 enum Fetch<'c> {
-    /// By the direct reader of the file format (nsys/direct.rs): the plan of
+    /// By the direct reader of the file format (engine/page_reader.rs): the compiled query of
     /// [`KeySpec::fetch`], a cursor on its table, the record parsed last.
-    Direct {
+    Pages {
         pager: Rc<Pager<'c>>,
-        plan: Plan,
+        compiled: PageQuery,
         cursor: TableCursor,
         record: Record,
     },
@@ -210,7 +210,7 @@ enum Fetch<'c> {
 }
 
 /// Rows in key order, fetched by rowid ranges.
-pub struct KeyedRows<'c> {
+pub struct KeyOrderRows<'c> {
     what: &'static str,
     fetch: Fetch<'c>,
     columns: Rc<[String]>,
@@ -223,7 +223,7 @@ pub struct KeyedRows<'c> {
     spare: Vec<BufferedRow>,
 }
 
-impl<'c> KeyedRows<'c> {
+impl<'c> KeyOrderRows<'c> {
     /// The reader over keys from a [`KeyScan`] of `spec` on the same file; its rows fetched
     /// through `pager` where given and the fetch compiles for the direct reader.
     pub fn from_keys(
@@ -232,16 +232,16 @@ impl<'c> KeyedRows<'c> {
         what: &'static str,
         spec: &KeySpec,
         keys: Keys,
-    ) -> rusqlite::Result<KeyedRows<'c>> {
-        let plan = match &pager {
-            Some(pager) => Plan::compile(pager, &spec.fetch)?,
+    ) -> rusqlite::Result<KeyOrderRows<'c>> {
+        let compiled = match &pager {
+            Some(pager) => PageQuery::compile(pager, &spec.fetch)?,
             None => None,
         };
-        let fetch = match (pager, plan) {
-            (Some(pager), Some(plan)) => Fetch::Direct {
-                cursor: TableCursor::new(plan.table.root),
+        let fetch = match (pager, compiled) {
+            (Some(pager), Some(compiled)) => Fetch::Pages {
+                cursor: TableCursor::new(compiled.table.root),
                 pager,
-                plan,
+                compiled,
                 record: Record::default(),
             },
             _ => Fetch::Sql(conn.prepare(&format!(
@@ -249,7 +249,7 @@ impl<'c> KeyedRows<'c> {
                 spec.fetch.sql()
             ))?),
         };
-        Ok(KeyedRows {
+        Ok(KeyOrderRows {
             what,
             fetch,
             columns: spec.columns.iter().cloned().collect(),
@@ -311,9 +311,9 @@ impl<'c> KeyedRows<'c> {
             (first, first)
         };
         match &mut self.fetch {
-            Fetch::Direct {
+            Fetch::Pages {
                 pager,
-                plan,
+                compiled,
                 cursor,
                 record,
             } => {
@@ -326,14 +326,14 @@ impl<'c> KeyedRows<'c> {
                     if !wanted.contains(&rowid) || self.fetched.contains_key(&rowid) {
                         continue; // a row of another type, or met twice in a damaged file
                     }
-                    record.parse(payload, plan.upto).map_err(bad)?;
-                    let row = DirectRow {
+                    record.parse(payload, compiled.upto).map_err(bad)?;
+                    let row = PageRow {
                         rowid,
                         payload,
                         record,
                     };
                     let buffered = self.spare.pop();
-                    let kept = buffer(buffered, &self.columns, |i| Ok(plan.value(&row, i + 1)))
+                    let kept = buffer(buffered, &self.columns, |i| Ok(compiled.value(&row, i + 1)))
                         .map_err(read)?;
                     self.fetched.insert(rowid, kept);
                 }

@@ -1,8 +1,8 @@
 //! Partitioned rows read on helper threads (native builds): the reading thread bounds the
-//! conversion (docs/PERFORMANCE.md item 23), and of its work the B-tree walks and record
-//! parsing of the GPU operations' tables — read once in time order for their own cursor and
-//! once in correlation-id order for the link join — need nothing it holds. A helper runs those
-//! [`PartitionedRows`] on connections of its own and ships their rows in batches; the reading
+//! conversion, and of its work the B-tree walks and record parsing of the GPU operations'
+//! tables — read once in time order for their own cursor and once in correlation-id order for
+//! the link join — need nothing it holds. A helper runs those
+//! [`PartitionedRows`] on connections of its own and sends their rows in batches; the reading
 //! thread decodes them as it decodes its own. The rows and their order are the same, so are the
 //! records and the names (interned by the reading thread, in its order).
 //!
@@ -19,21 +19,23 @@ use std::rc::Rc;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
 
-use super::cursor::{RowBlock, RowView};
+use rusqlite::Connection;
+
+use super::block::{RowBlock, RowView};
 use super::partitioned::{Key, NextRow, OrderedRows, PartitionedRows, RowAt, Spec, Survey};
-use super::Export;
+use super::{open_read_only, Input};
 use crate::error::{Error, Result};
 use crate::sqlfile::Pager;
 
-/// Rows shipped at most in one batch: large enough that a hand-over (a wake-up of the other
+/// Rows sent at most in one batch: large enough that a hand-over (a wake-up of the other
 /// thread) is rare per row, small enough that the first rows come soon.
-const MAX_SHIPPED_ROWS: usize = 1024;
+const MAX_BATCH_ROWS: usize = 1024;
 /// ... and at least.
-const MIN_SHIPPED_ROWS: usize = 64;
-/// Rows in flight over every shipped stream of a conversion (two batches a stream): with many
+const MIN_BATCH_ROWS: usize = 64;
+/// Rows in flight over every helper's stream of a conversion (two batches a stream): with many
 /// inputs (one per rank) the batches shrink, so that memory stays flat.
-const SHIPPED_BUDGET: usize = 24_576;
-/// Shipped streams an input has, as a rule: its GPU operations' cursor, the link join's
+const ROWS_IN_FLIGHT: usize = 24_576;
+/// Helper streams an input has, as a rule: its GPU operations' cursor, the link join's
 /// operations (one stream per process) and its CPU scheduling.
 const STREAMS_PER_INPUT: usize = 3;
 
@@ -53,7 +55,7 @@ struct Job {
     batch_rows: usize,
 }
 
-/// A stream's rows after the ones shipped before, and how it goes on.
+/// A stream's rows after the ones sent before, and how it goes on.
 struct Batch {
     rows: RowBlock,
     meta: Vec<Meta>,
@@ -103,17 +105,17 @@ pub struct Helper {
 }
 
 /// An input a helper reads: its index among the conversion's inputs, its file and label.
-type Input = (usize, PathBuf, String);
+type HelperInput = (usize, PathBuf, String);
 
 impl Helper {
     /// Starts a helper reading `inputs` (`direct`: by the direct reader of the file format, as
     /// the reading thread's own readers do).
-    fn spawn(inputs: Vec<Input>, direct: bool) -> Rc<RefCell<Helper>> {
+    fn spawn(inputs: Vec<HelperInput>, page_reader: bool) -> Rc<RefCell<Helper>> {
         let (requests, asked) = channel();
-        let (shipped, batches) = channel();
+        let (sent, batches) = channel();
         let thread = std::thread::Builder::new()
             .name("prvsight-rows".into())
-            .spawn(move || serve(inputs, direct, asked, shipped));
+            .spawn(move || serve(inputs, page_reader, asked, sent));
         let (requests, thread) = match thread {
             Ok(t) => (Some(requests), Some(t)),
             // No thread: every fetch fails below (no helper answers), and says why.
@@ -178,13 +180,13 @@ impl Drop for Helper {
 /// The helper thread: answers requests until the reading thread's end is dropped, opening each
 /// of its inputs when a stream first needs it (with one input per rank a helper has many).
 fn serve(
-    inputs: Vec<Input>,
-    direct: bool,
+    inputs: Vec<HelperInput>,
+    page_reader: bool,
     asked: Receiver<Request>,
-    shipped: Sender<(usize, Batch)>,
+    sent: Sender<(usize, Batch)>,
 ) {
     // Opened once each, in place: the streams borrow them.
-    let exports: Vec<OnceCell<Result<Export>>> = inputs.iter().map(|_| OnceCell::new()).collect();
+    let conns: Vec<OnceCell<Result<Connection>>> = inputs.iter().map(|_| OnceCell::new()).collect();
     // One pager per input for all its streams (its cache holds the B-trees' interior pages).
     let pagers: Vec<OnceCell<Option<Rc<Pager>>>> = inputs.iter().map(|_| OnceCell::new()).collect();
     struct Stream<'e> {
@@ -207,23 +209,24 @@ fn serve(
                     .iter()
                     .position(|(s, ..)| *s == source)
                     .expect("jobs come for this helper's inputs");
-                let opened = exports[at].get_or_init(|| {
-                    let (_, path, label) = &inputs[at];
-                    Export::open_path(path).map(|mut ex| {
-                        ex.label.clone_from(label);
-                        ex.share_caches(inputs.len());
-                        ex
-                    })
+                let (_, path, label) = &inputs[at];
+                let opened = conns[at].get_or_init(|| {
+                    let conn = open_read_only(path).map_err(|e| Error::NotSqlite {
+                        file: label.clone(),
+                        detail: e.to_string(),
+                    })?;
+                    crate::engine::share_caches(&conn, inputs.len());
+                    Ok(conn)
                 });
                 streams.push(match opened {
-                    Ok(ex) => {
+                    Ok(conn) => {
                         let pager = pagers[at]
-                            .get_or_init(|| Pager::shared_among(&ex.conn, direct, inputs.len()));
+                            .get_or_init(|| Pager::shared_among(conn, page_reader, inputs.len()));
                         Ok(Stream {
-                            rows: PartitionedRows::new(&ex.conn, &spec, survey, pager.clone()),
+                            rows: PartitionedRows::new(conn, &spec, survey, pager.clone()),
                             width: spec.columns.len(),
                             batch_rows,
-                            file: &ex.label,
+                            file: label,
                         })
                     }
                     Err(e) => Err(e.clone()),
@@ -231,10 +234,10 @@ fn serve(
             }
             Request::Fetch(s) => {
                 let batch = match &mut streams[s] {
-                    Ok(st) => ship(&mut st.rows, st.width, st.batch_rows, st.file),
+                    Ok(st) => next_batch(&mut st.rows, st.width, st.batch_rows, st.file),
                     Err(e) => Batch::failed(e.clone()),
                 };
-                if shipped.send((s, batch)).is_err() {
+                if sent.send((s, batch)).is_err() {
                     return;
                 }
             }
@@ -243,7 +246,7 @@ fn serve(
 }
 
 /// The next rows of `rows`, copied out (at most `most`).
-fn ship(rows: &mut PartitionedRows, width: usize, most: usize, file: &str) -> Batch {
+fn next_batch(rows: &mut PartitionedRows, width: usize, most: usize, file: &str) -> Batch {
     let mut batch = Batch {
         rows: RowBlock::with_capacity(width, most),
         meta: Vec::with_capacity(most),
@@ -282,17 +285,17 @@ pub struct Helpers {
     helper_of: Vec<Option<usize>>,
     inputs: Vec<Option<(PathBuf, String)>>,
     started: Vec<Option<Rc<RefCell<Helper>>>>,
-    direct: bool,
+    page_reader: bool,
     batch_rows: usize,
 }
 
 impl Helpers {
     /// At most `threads` helpers (one at least) for these inputs (`direct` as for the reading
     /// thread's readers).
-    pub fn new(exports: &[Export], threads: usize, direct: bool) -> Helpers {
-        let inputs: Vec<Option<(PathBuf, String)>> = exports
+    pub fn new(inputs: &[Input], threads: usize, page_reader: bool) -> Helpers {
+        let inputs: Vec<Option<(PathBuf, String)>> = inputs
             .iter()
-            .map(|ex| ex.path.clone().map(|p| (p, ex.label.clone())))
+            .map(|input| input.path.map(|p| (p.to_owned(), input.label.to_owned())))
             .collect();
         let files = inputs.iter().flatten().count();
         let count = threads.clamp(1, files.max(1));
@@ -311,8 +314,8 @@ impl Helpers {
             helper_of,
             inputs,
             started: (0..count).map(|_| None).collect(),
-            direct,
-            batch_rows: (SHIPPED_BUDGET / (2 * streams)).clamp(MIN_SHIPPED_ROWS, MAX_SHIPPED_ROWS),
+            page_reader,
+            batch_rows: (ROWS_IN_FLIGHT / (2 * streams)).clamp(MIN_BATCH_ROWS, MAX_BATCH_ROWS),
         }
     }
 
@@ -324,7 +327,7 @@ impl Helpers {
     /// Input `source`'s helper (started now if it was not), if it can have one.
     fn of(&mut self, source: usize) -> Option<&Rc<RefCell<Helper>>> {
         let h = (*self.helper_of.get(source)?)?;
-        let (helper_of, inputs, direct) = (&self.helper_of, &self.inputs, self.direct);
+        let (helper_of, inputs, page_reader) = (&self.helper_of, &self.inputs, self.page_reader);
         Some(self.started[h].get_or_insert_with(|| {
             let mine = inputs
                 .iter()
@@ -332,7 +335,7 @@ impl Helpers {
                 .filter(|&(i, _)| helper_of[i] == Some(h))
                 .filter_map(|(i, input)| input.clone().map(|(path, label)| (i, path, label)))
                 .collect();
-            Helper::spawn(mine, direct)
+            Helper::spawn(mine, page_reader)
         }))
     }
 
@@ -342,10 +345,10 @@ impl Helpers {
         source: usize,
         spec: &Spec,
         survey: Survey,
-    ) -> Result<ShippedRows, Survey> {
+    ) -> Result<HelperRows, Survey> {
         let batch_rows = self.batch_rows;
         match self.of(source) {
-            Some(helper) => Ok(ShippedRows::new(helper, source, spec, survey, batch_rows)),
+            Some(helper) => Ok(HelperRows::new(helper, source, spec, survey, batch_rows)),
             None => Err(survey),
         }
     }
@@ -353,7 +356,7 @@ impl Helpers {
 
 /// A partitioned reader run by a helper: the same rows, in the same order, as the
 /// [`PartitionedRows`] of its spec and survey.
-pub struct ShippedRows {
+pub struct HelperRows {
     helper: Rc<RefCell<Helper>>,
     stream: usize,
     keys: Vec<Key>,
@@ -363,7 +366,7 @@ pub struct ShippedRows {
     next: usize,
 }
 
-impl ShippedRows {
+impl HelperRows {
     /// Has `helper` read `spec`'s rows in `survey`'s runs of input `source`, `batch_rows` at a
     /// time; the first batch is asked for now.
     fn new(
@@ -372,7 +375,7 @@ impl ShippedRows {
         spec: &Spec,
         survey: Survey,
         batch_rows: usize,
-    ) -> ShippedRows {
+    ) -> HelperRows {
         let keys = survey.keys().to_vec();
         let columns = spec.columns.iter().map(|c| c.name().to_owned()).collect();
         let mut h = helper.borrow_mut();
@@ -386,7 +389,7 @@ impl ShippedRows {
         })));
         h.ask(Request::Fetch(stream));
         drop(h);
-        ShippedRows {
+        HelperRows {
             helper: helper.clone(),
             stream,
             keys,
@@ -397,7 +400,7 @@ impl ShippedRows {
     }
 }
 
-impl OrderedRows for ShippedRows {
+impl OrderedRows for HelperRows {
     fn keys(&self) -> &[Key] {
         &self.keys
     }
@@ -408,7 +411,7 @@ impl OrderedRows for ShippedRows {
                 let index = self.next;
                 self.next += 1;
                 return Ok(Some(NextRow {
-                    row: RowAt::shipped(index),
+                    row: RowAt::of_helper(index),
                     start: m.start,
                     next_start: m.next_start,
                     rid: m.rid,
@@ -431,7 +434,7 @@ impl OrderedRows for ShippedRows {
     }
 
     fn row(&self, at: RowAt) -> RowView<'_> {
-        self.batch.rows.row(at.shipped_index(), &self.columns)
+        self.batch.rows.row(at.helper_index(), &self.columns)
     }
 }
 
@@ -439,38 +442,47 @@ impl OrderedRows for ShippedRows {
 mod tests {
     use super::*;
 
-    fn sample(n: usize) -> Vec<Export> {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/testcuda_report1.sqlite");
-        (0..n).map(|_| Export::open_path(&path).unwrap()).collect()
+    /// `n` inputs opened from the sample file (each may have a helper).
+    fn sample(conn: &Connection, n: usize) -> Vec<Input<'_>> {
+        let path = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/testcuda_report1.sqlite"
+        ));
+        let input = Input {
+            conn,
+            label: "sample",
+            path: Some(path),
+        };
+        vec![input; n]
     }
 
     #[test]
     fn inputs_are_dealt_to_the_helpers_in_turn() {
-        let exports = sample(5);
-        let helpers = Helpers::new(&exports, 2, true);
+        let conn = Connection::open_in_memory().unwrap();
+        let inputs = sample(&conn, 5);
+        let helpers = Helpers::new(&inputs, 2, true);
         assert_eq!(
             helpers.helper_of,
             [Some(0), Some(1), Some(0), Some(1), Some(0)]
         );
         assert_eq!(helpers.started.len(), 2);
         // More threads than inputs: one helper per input.
-        assert_eq!(Helpers::new(&exports[..1], 8, true).started.len(), 1);
+        assert_eq!(Helpers::new(&inputs[..1], 8, true).started.len(), 1);
         // None asked for is one at least (the caller decides whether to have helpers).
-        assert_eq!(Helpers::new(&exports, 0, true).started.len(), 1);
+        assert_eq!(Helpers::new(&inputs, 0, true).started.len(), 1);
     }
 
     #[test]
     fn an_input_held_in_memory_has_no_helper() {
-        let bytes = std::fs::read(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/data/testcuda_report1.sqlite"),
-        )
-        .unwrap();
-        let mut exports = sample(1);
-        exports.push(Export::from_bytes(&bytes, "in memory").unwrap());
-        exports.extend(sample(1));
-        let mut helpers = Helpers::new(&exports, 2, true);
+        let conn = Connection::open_in_memory().unwrap();
+        let mut inputs = sample(&conn, 1);
+        inputs.push(Input {
+            conn: &conn,
+            label: "in memory",
+            path: None,
+        });
+        inputs.extend(sample(&conn, 1));
+        let mut helpers = Helpers::new(&inputs, 2, true);
         assert_eq!(helpers.helper_of, [Some(0), None, Some(1)]);
         assert!(helpers.of(1).is_none());
         assert_eq!(helpers.started(), 0, "nothing started for it");
@@ -478,16 +490,12 @@ mod tests {
 
     #[test]
     fn batches_shrink_as_inputs_add_streams() {
-        assert_eq!(
-            Helpers::new(&sample(1), 1, true).batch_rows,
-            MAX_SHIPPED_ROWS
-        );
-        let eight = Helpers::new(&sample(8), 2, true).batch_rows;
-        assert_eq!(eight, SHIPPED_BUDGET / (2 * STREAMS_PER_INPUT * 8));
-        assert!(eight < MAX_SHIPPED_ROWS);
-        assert_eq!(
-            Helpers::new(&sample(200), 2, true).batch_rows,
-            MIN_SHIPPED_ROWS
-        );
+        let conn = Connection::open_in_memory().unwrap();
+        let batch_rows = |n| Helpers::new(&sample(&conn, n), 2, true).batch_rows;
+        assert_eq!(batch_rows(1), MAX_BATCH_ROWS);
+        let eight = batch_rows(8);
+        assert_eq!(eight, ROWS_IN_FLIGHT / (2 * STREAMS_PER_INPUT * 8));
+        assert!(eight < MAX_BATCH_ROWS);
+        assert_eq!(batch_rows(200), MIN_BATCH_ROWS);
     }
 }

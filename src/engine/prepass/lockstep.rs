@@ -7,7 +7,7 @@
 //! surveys of a typical export, docs/PERFORMANCE.md). Here each scan advances while it is the
 //! furthest behind in its file (the VFS tells where the last page was read, `vfs::last_read`,
 //! whether SQLite or the direct reader read it), so all scans move through the file together
-//! and a block once loaded serves them all. The scans are made as a set (scanset.rs).
+//! and a block once loaded serves them all. The scans are made as a set (prepass.rs).
 //!
 //! What each scan computes does not depend on the interleaving: every scan sees its own rows in
 //! its own order, and the results come back in the scans' order. Files not opened through the VFS

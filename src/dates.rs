@@ -3,7 +3,7 @@
 
 /// A UTC date and time of day.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Civil {
+pub struct UtcDateTime {
     pub year: i64,
     pub month: i64,
     pub day: i64,
@@ -13,7 +13,7 @@ pub struct Civil {
 }
 
 /// The UTC calendar date of `utc_ns` ns since 1970-01-01 (H. Hinnant's civil-from-days).
-pub fn from_unix_ns(utc_ns: i64) -> Civil {
+pub fn from_unix_ns(utc_ns: i64) -> UtcDateTime {
     let secs = utc_ns.div_euclid(1_000_000_000);
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     let z = days + 719_468;
@@ -25,7 +25,7 @@ pub fn from_unix_ns(utc_ns: i64) -> Civil {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    Civil {
+    UtcDateTime {
         year,
         month,
         day,

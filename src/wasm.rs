@@ -10,9 +10,9 @@
 pub mod convert;
 pub mod errors;
 pub mod inspect;
-pub mod kept;
 pub mod source;
 pub mod timeline;
+pub mod warm_start;
 
 use js_sys::{Array, Function};
 use wasm_bindgen::prelude::*;
@@ -65,18 +65,18 @@ pub fn version() -> String {
 
 /// What the exports hold (see [`inspect::InspectReport`]). Throws `{kind, message, hint}` when
 /// a file cannot be opened as an export. `keep`: keep the exports open, with the conversion's
-/// plan made for the inspection, for the conversion that follows (see [`kept`]; its `inspected`
+/// plan made for the inspection, for the conversion that follows (see [`warm_start`]; its `inspected`
 /// argument says it is of these files).
 #[wasm_bindgen]
 pub fn inspect(inputs: Array, keep: Option<bool>) -> Result<JsValue, JsValue> {
     // Before opening: the files kept from the last inspection are not held with these.
-    kept::forget();
+    warm_start::forget();
     let inputs = source::inputs(&inputs).map_err(to_js)?;
     let exports = source::open_all(&inputs).map_err(to_js)?;
     let sizes: Vec<u64> = inputs.iter().map(source::input_size).collect();
     let (report, planned) = inspect::inspect(&exports, &sizes).map_err(to_js)?;
     if keep == Some(true) {
-        kept::keep(kept::Inspected::new(&inputs, exports, planned));
+        warm_start::keep(warm_start::Inspected::new(&inputs, exports, planned));
     }
     Ok(to_value(&report))
 }
@@ -86,7 +86,7 @@ pub fn inspect(inputs: Array, keep: Option<bool>) -> Result<JsValue, JsValue> {
 /// (`tag` "trace" marks the bytes that are also the trace file); `on_progress({phase,
 /// records_done, records_estimate})` returns false to cancel. Returns the summary, file names,
 /// README text, and the .pcf/.row bytes. `inspected`: these are the very files of the last
-/// [`inspect`] with `keep` (its exports and plan are then used where they fit; see [`kept`]).
+/// [`inspect`] with `keep` (its exports and plan are then used where they fit; see [`warm_start`]).
 #[wasm_bindgen]
 pub fn convert(
     inputs: Array,
@@ -109,7 +109,7 @@ pub fn convert(
 /// Opens, ahead of the click, the reading session of a split conversion of `inputs` (the very
 /// files of the last inspection, kept) with `options`; false where nothing was kept for them.
 /// The conversion's [`ReaderSession`] then starts from it where its options are the same (see
-/// [`kept::read_ahead`]). Throws as [`ReaderSession`]'s constructor would.
+/// [`warm_start::read_ahead`]). Throws as [`ReaderSession`]'s constructor would.
 #[wasm_bindgen]
 pub fn read_ahead(inputs: Array, options: JsValue) -> Result<bool, JsValue> {
     let inputs = source::inputs(&inputs).map_err(to_js)?;
@@ -139,7 +139,7 @@ impl ReaderSession {
             .map_err(to_js)
     }
 
-    /// What the reader took from the last inspection (see [`kept`]): "files and plan, read
+    /// What the reader took from the last inspection (see [`warm_start`]): "files and plan, read
     /// ahead" (the session opened before, [`read_ahead`]), "files and plan", "files" (the
     /// options plan otherwise) or "nothing" (other files, or none kept).
     pub fn reused(&self) -> String {
@@ -168,11 +168,9 @@ impl ReaderSession {
     }
 }
 
-/// The writing side of a split conversion (the writer worker): the bundle's sinks, begun with
-/// the reader's header and fed its batches; the archive goes to `on_chunk` tagged "zip" (the
-/// trace entry's header now; the rest from [`PendingBundle::finish`]) and the plain .prv tagged
-/// "prv", for [`TraceSegments`] in the other workers. The archive is then what came before `finish`,
-/// the .prv.gz, and what `finish` gives: byte for byte [`convert`]'s.
+/// The writing side of a split conversion (the writer worker): the bundle's sinks, fed the
+/// reader's batches; the archive goes to `on_chunk` tagged "zip", the plain .prv tagged "prv"
+/// for [`TraceSegments`], and the whole is byte for byte [`convert`]'s.
 #[wasm_bindgen]
 pub struct WriterSession(convert::WritingSession);
 

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use rusqlite::types::ValueRef;
 
-use super::cursor::Fields;
+use super::row::Fields;
 use super::select::{Cond, Select, Val};
 use crate::sqlfile::{Affinity, Pager, Record, Table};
 
@@ -43,7 +43,7 @@ impl Src {
     }
 
     /// `COALESCE(self, k)`, flat: only a column can be NULL, and a value that never is (a
-    /// rowid, a number, another `COALESCE`) stays itself. Flat, [`Plan::eval`] is not
+    /// rowid, a number, another `COALESCE`) stays itself. Flat, [`PageQuery::eval`] is not
     /// recursive, and so it inlines into the per-row loops.
     fn or(self, k: i64) -> Src {
         match self {
@@ -77,9 +77,9 @@ enum Test {
 }
 
 /// A [`Select`] compiled for the direct reader.
-pub struct Plan {
-    /// Shared with the pager's lookup; `Arc` so that a plan can go to another thread's pass
-    /// (nsys/scanset.rs).
+pub struct PageQuery {
+    /// Shared with the pager's lookup; `Arc` so that a compiled query can go to another thread's pass
+    /// (engine/prepass.rs).
     pub table: Arc<Table>,
     /// Record columns to parse: one past the last column read.
     pub upto: usize,
@@ -90,16 +90,16 @@ pub struct Plan {
 
 /// One row of a table: its rowid and its record, parsed from its payload.
 #[derive(Clone, Copy)]
-pub struct Row<'p, 'r> {
+pub struct PageRow<'p, 'r> {
     pub rowid: i64,
     pub payload: &'p [u8],
     pub record: &'r Record,
 }
 
-impl Plan {
+impl PageQuery {
     /// `select` compiled against its table as `pager`'s connection describes it, or `None` where
     /// the direct reader does not run it (see the module doc).
-    pub fn compile(pager: &Pager, select: &Select) -> rusqlite::Result<Option<Plan>> {
+    pub fn compile(pager: &Pager, select: &Select) -> rusqlite::Result<Option<PageQuery>> {
         if select.group_by.is_some() {
             return Ok(None);
         }
@@ -159,7 +159,7 @@ impl Plan {
             .filter_map(Src::record_column)
             .max()
             .map_or(0, |c| c + 1);
-        Ok(Some(Plan {
+        Ok(Some(PageQuery {
             table,
             upto,
             conds,
@@ -170,13 +170,13 @@ impl Plan {
 
     /// Whether this plan's conditions are `other`'s (a row of their table meets both or
     /// neither: [`admits`](Self::admits) gives one answer for the two).
-    pub fn same_conditions(&self, other: &Plan) -> bool {
+    pub fn same_conditions(&self, other: &PageQuery) -> bool {
         self.conds == other.conds
     }
 
     /// Whether the row meets the query's conditions (its `WHERE`).
     #[inline]
-    pub fn admits(&self, row: &Row) -> bool {
+    pub fn admits(&self, row: &PageRow) -> bool {
         self.conds.iter().all(|(src, test)| {
             let v = self.eval(row, src);
             match test {
@@ -190,12 +190,12 @@ impl Plan {
 
     /// Output `i` of the row.
     #[inline]
-    pub fn value<'p>(&self, row: &Row<'p, '_>, i: usize) -> ValueRef<'p> {
+    pub fn value<'p>(&self, row: &PageRow<'p, '_>, i: usize) -> ValueRef<'p> {
         self.eval(row, &self.outputs[i])
     }
 
     #[inline(always)]
-    fn eval<'p>(&self, row: &Row<'p, '_>, src: &Src) -> ValueRef<'p> {
+    fn eval<'p>(&self, row: &PageRow<'p, '_>, src: &Src) -> ValueRef<'p> {
         match src {
             Src::Column(i) => row.record.stored_value(row.payload, *i),
             Src::RealColumn(i) => row.record.real_value(row.payload, *i),
@@ -218,31 +218,31 @@ fn or_int(v: ValueRef<'_>, k: i64) -> ValueRef<'_> {
 }
 
 /// A row as its query's outputs, by index (what the SQL path's rows give).
-pub struct PlanRow<'a, 'p, 'r> {
-    pub plan: &'a Plan,
-    pub row: Row<'p, 'r>,
+pub struct QueryRow<'a, 'p, 'r> {
+    pub compiled: &'a PageQuery,
+    pub row: PageRow<'p, 'r>,
 }
 
-impl Fields for PlanRow<'_, '_, '_> {
+impl Fields for QueryRow<'_, '_, '_> {
     fn value(&self, i: usize) -> rusqlite::Result<ValueRef<'_>> {
-        if i < self.plan.outputs.len() {
-            Ok(self.plan.value(&self.row, i))
+        if i < self.compiled.outputs.len() {
+            Ok(self.compiled.value(&self.row, i))
         } else {
             Err(rusqlite::Error::InvalidColumnIndex(i))
         }
     }
 
     fn column_name(&self, i: usize) -> &str {
-        self.plan.names.get(i).map_or("?", String::as_str)
+        self.compiled.names.get(i).map_or("?", String::as_str)
     }
 
     fn values<'s>(&'s self, first: usize, out: &mut [ValueRef<'s>]) -> rusqlite::Result<()> {
         let last = first + out.len();
-        let Some(srcs) = self.plan.outputs.get(first..last) else {
+        let Some(srcs) = self.compiled.outputs.get(first..last) else {
             return Err(rusqlite::Error::InvalidColumnIndex(last.saturating_sub(1)));
         };
         for (v, src) in out.iter_mut().zip(srcs) {
-            *v = self.plan.eval(&self.row, src);
+            *v = self.compiled.eval(&self.row, src);
         }
         Ok(())
     }

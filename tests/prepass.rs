@@ -1,4 +1,4 @@
-//! The scans before the stream (nsys/scanset.rs): one pass per table for every scan of it, and,
+//! The scans before the stream (engine/prepass.rs): one pass per table for every scan of it, and,
 //! natively, the passes shared with a second thread on a connection of its own. Every scan must
 //! get the rows, in the order, that one thread gives — and that SQLite gives.
 
@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use std::thread::ThreadId;
 
 use common::data;
-use prvsight::nsys::scanset::{ScanSet, Sql};
-use prvsight::nsys::select::{Cond, Select, Val};
+use prvsight::engine::prepass::{Prepass, Sql};
+use prvsight::engine::select::{Cond, Select, Val};
 use prvsight::nsys::Export;
 use rusqlite::types::{Value, ValueRef};
 
@@ -62,7 +62,7 @@ fn scan(ex: &Export, direct: bool, two_threads: bool) -> Vec<Seen> {
 fn scan_with(ex: &Export, direct: bool, second: Option<&std::path::Path>) -> Vec<Seen> {
     let queries = queries();
     let seen: Vec<Mutex<Seen>> = queries.iter().map(|_| Mutex::default()).collect();
-    let mut set = ScanSet::new(&ex.conn, direct);
+    let mut set = Prepass::new(&ex.conn, direct);
     if let Some(file) = second {
         set = set.second_thread(file);
     }

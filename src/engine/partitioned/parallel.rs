@@ -1,64 +1,62 @@
-//! What the sort-free readers scan before the first record that discovery did not (most are made
-//! in its passes: pipeline/stream.rs, `early_scans`): the surveys of the partitioned readers
-//! (nsys/partitioned.rs) whose specs depend on what discovery found. Each is a full scan of its
+//! The surveys made after discovery (most are made in its passes over the tables: see
+//! [`Prepass`]), those whose specs depend on what discovery found. Each is a full scan of its
 //! tables, independent of the others: natively they run on several threads at once, each thread
 //! with its own connections to the input files; otherwise side by side on the inputs' own
 //! connections, so that through the browser's block cache they read each file about once between
-//! them (nsys/interleave.rs). The outcomes are the same either way.
+//! them. The outcomes are the same either way.
 
 use rusqlite::Connection;
 
-use crate::nsys::partitioned::{Spec, Survey, SurveyScans};
-use crate::nsys::scanset::ScanSet;
-use crate::nsys::Export;
+use super::{Spec, Survey, SurveyScans};
+use crate::engine::prepass::Prepass;
+use crate::engine::Input;
 
 /// One scan job: the runs of a partitioned reader over the tables of input `source`.
-pub(super) struct Job<'q> {
+pub struct Job<'q> {
     pub source: usize,
     pub spec: &'q Spec,
 }
 
 /// What a job found; `None` inside means "use the SQL path".
-pub(super) type Outcome = rusqlite::Result<Option<Survey>>;
+pub type Outcome = rusqlite::Result<Option<Survey>>;
 
 /// Makes every job and returns the outcomes in job order: on up to `threads` threads when more
 /// than one is allowed and every input was opened from a file, else side by side.
 /// `direct`: the surveys scan by the direct reader of the file format where they can
-/// (nsys/direct.rs).
-pub(super) fn survey_all(
-    exports: &[Export],
+/// (engine/page_reader.rs).
+pub fn survey_all(
+    inputs: &[Input],
     jobs: &[Job],
     threads: usize,
-    direct: bool,
+    page_reader: bool,
 ) -> Vec<Outcome> {
     #[cfg(not(target_family = "wasm"))]
     if threads > 1 && jobs.len() > 1 {
-        let files: Option<Vec<&std::path::Path>> =
-            exports.iter().map(|ex| ex.path.as_deref()).collect();
+        let files: Option<Vec<&std::path::Path>> = inputs.iter().map(|input| input.path).collect();
         if let Some(files) = files {
-            return on_threads(&files, jobs, threads.min(jobs.len()), direct);
+            return on_threads(&files, jobs, threads.min(jobs.len()), page_reader);
         }
     }
     let _ = threads;
-    let on_own_connections: Vec<_> = jobs.iter().map(|j| (&exports[j.source].conn, j)).collect();
-    side_by_side(&on_own_connections, direct)
+    let on_own_connections: Vec<_> = jobs.iter().map(|j| (inputs[j.source].conn, j)).collect();
+    side_by_side(&on_own_connections, page_reader)
 }
 
 /// The jobs' scans made together, each job on its connection: one set of scans per connection
-/// (nsys/scanset.rs: a pass per table for all the scans of that table).
-fn side_by_side(jobs: &[(&Connection, &Job)], direct: bool) -> Vec<Outcome> {
+/// (engine/prepass.rs: a pass per table for all the scans of that table).
+fn side_by_side(jobs: &[(&Connection, &Job)], page_reader: bool) -> Vec<Outcome> {
     let mut states: Vec<SurveyScans> = jobs
         .iter()
         .map(|(_, job)| SurveyScans::new(job.spec))
         .collect();
     // The connections in order of first use; each job's scans go to its connection's set.
-    let mut sets: Vec<(&Connection, ScanSet)> = Vec::new();
+    let mut sets: Vec<(&Connection, Prepass)> = Vec::new();
     let mut placed: Vec<(usize, usize)> = Vec::with_capacity(jobs.len());
     for ((conn, _), state) in jobs.iter().zip(states.iter_mut()) {
         let at = match sets.iter().position(|(c, _)| std::ptr::eq(*c, *conn)) {
             Some(at) => at,
             None => {
-                sets.push((conn, ScanSet::new(conn, direct)));
+                sets.push((conn, Prepass::new(conn, page_reader)));
                 sets.len() - 1
             }
         };
@@ -85,9 +83,9 @@ fn on_threads(
     files: &[&std::path::Path],
     jobs: &[Job],
     threads: usize,
-    direct: bool,
+    page_reader: bool,
 ) -> Vec<Outcome> {
-    use crate::nsys::export::open_read_only;
+    use crate::engine::open_read_only;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let next = AtomicUsize::new(0);
     let mut outcomes: Vec<Option<Outcome>> = (0..jobs.len()).map(|_| None).collect();
@@ -111,7 +109,7 @@ fn on_threads(
                                 }
                             },
                         };
-                        let outcome = side_by_side(&[(conn, job)], direct).pop();
+                        let outcome = side_by_side(&[(conn, job)], page_reader).pop();
                         done.push((i, outcome.expect("an outcome per job")));
                     }
                     done

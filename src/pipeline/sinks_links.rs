@@ -1,9 +1,8 @@
 //! The link joins fed by the host calls' readers, made on the sinks' thread (native builds,
 //! two cores): the reading thread bounds the conversion there, and the join — the GPU
 //! operations read a second time, in correlation id order, and matched with the calls — was
-//! 15 % of its instructions, while the sinks' thread waited for batches ~40 % of the stream
-//! (docs/PERFORMANCE.md items 38 and 39). The reading thread hands out, with each batch, the calls its
-//! host cursors read since the batch before (as it would have fed them to its own joins); here
+//! a large share of its work, while the sinks' thread waited for batches. The reading thread
+//! hands out, with each batch, the calls its host cursors read since the batch before (as it would have fed them to its own joins); here
 //! each input's join takes them, and its links go out among the batch's records where the
 //! reader's merge would have put them.
 //!
@@ -17,17 +16,15 @@
 //! ranked (an input's cursors come after the inputs' before it), and so the links the reader
 //! still makes itself (a join not fed by the host calls) rank by the input of their thread.
 
+use super::stream::input_cx;
+use super::{record_family, Plan, FAMILY_NAMES};
 use crate::error::Result;
 use crate::model::{Record, ThreadId};
-use crate::nsys::cursor::SourceCx;
-use crate::nsys::links::{FedLinks, Operations};
-use crate::nsys::partitioned::{OrderedRows, PartitionedRows};
+use crate::nsys::context::SourceCx;
+use crate::nsys::cursor::{CallsRead, SinksThreadJoin};
+use crate::nsys::links::FedLinks;
 use crate::nsys::Export;
 use crate::options::{Options, ReadPages};
-use crate::sqlfile::Pager;
-
-use super::stream::{input_cx, CallsRead, LinksApart};
-use super::{record_family, Plan, FAMILY_NAMES};
 
 /// The joins the reading thread left to this thread, in its order (a call names its join by
 /// index), over this thread's connections to the inputs.
@@ -46,30 +43,30 @@ struct Join<'c> {
 }
 
 impl<'c> SinksLinks<'c> {
-    /// The joins of `apart`, each over its input's connection in `exports` (this thread's).
+    /// The joins of `joins_asked`, each over its input's connection in `exports` (this thread's).
     pub fn new(
         exports: &'c [Export],
         opts: &Options,
         plan: &Plan,
-        apart: Vec<LinksApart>,
+        joins_asked: Vec<SinksThreadJoin>,
     ) -> Result<SinksLinks<'c>> {
-        let direct = opts.read_pages == ReadPages::Auto;
-        let mut joins = Vec::with_capacity(apart.len());
-        for job in apart {
+        let page_reader = opts.read_pages == ReadPages::Auto;
+        let mut joins = Vec::with_capacity(joins_asked.len());
+        for job in joins_asked {
             let ex = &exports[job.source];
             // What a link reads of its input: the objects of its call's thread and operation's
             // stream (nsys/links.rs).
             let cx = input_cx(ex, plan, job.source)?;
-            let pager = Pager::shared_among(&ex.conn, direct, exports.len());
-            let ops = Operations::new(&job.gpu, job.ops, &mut |spec, runs| {
-                Box::new(
-                    PartitionedRows::new(&ex.conn, spec, runs, pager.clone()).among(exports.len()),
-                ) as Box<dyn OrderedRows + 'c>
-            });
             joins.push(Join {
                 source: job.source,
                 cx,
-                links: FedLinks::apart(ops),
+                links: FedLinks::on_sinks_thread(
+                    ex.input(),
+                    &job.gpu,
+                    job.ops,
+                    page_reader,
+                    exports.len(),
+                ),
             });
         }
         let processes = &plan.trace.objects.processes;
