@@ -602,6 +602,7 @@ pub(super) fn plan_and_cut(
 
 /// [`plan_and_cut`] for reading the inputs of `share` only (share.rs): the others are
 /// discovered, not surveyed.
+#[cfg(not(target_family = "wasm"))]
 pub(super) fn plan_share_and_cut(
     exports: &[Export],
     opts: &Options,

@@ -326,6 +326,7 @@ impl<'c> Reader<'c> {
     /// [`next_into`](Self::next_into), telling how many names there were once the cursor
     /// handed out last had moved on, before the record handed out now was (share.rs); `None`
     /// when no record is left.
+    #[cfg(not(target_family = "wasm"))]
     pub(crate) fn next_into_marked(
         &mut self,
         names: &mut Names,
