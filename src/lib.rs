@@ -23,6 +23,8 @@ pub mod model;
 pub mod nsys;
 pub mod options;
 pub mod paraver;
+#[cfg(not(target_family = "wasm"))]
+pub mod parts;
 pub mod pipeline;
 pub mod sqlfile;
 #[cfg(not(target_family = "wasm"))]

@@ -426,13 +426,19 @@ impl Default for Options {
     }
 }
 
+/// The cores this process may use, asked once: the standard library reads the cgroup's quota
+/// files each time (three files opened, asked once per input of a run of many ranks).
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 impl Options {
     /// Whether a conversion may put work on threads beside the calling one (the read-ahead
     /// thread, the trace's gzip, discovery's second pass): not turned off (`--read-ahead off`)
     /// and a second core there. The build must have threads too; callers on wasm use none.
     pub fn second_thread_allowed(&self) -> bool {
-        self.read_ahead != ReadAhead::Off
-            && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
+        self.read_ahead != ReadAhead::Off && cores() > 1
     }
 
     /// Whether a conversion with `other` would make the same plan (`pipeline::Planned`): the

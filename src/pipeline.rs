@@ -11,6 +11,8 @@ pub mod batch;
 mod inputs;
 mod plan;
 #[cfg(not(target_family = "wasm"))]
+mod share;
+#[cfg(not(target_family = "wasm"))]
 mod sinks_links;
 mod split;
 mod stream;
@@ -19,6 +21,8 @@ mod threaded;
 
 use plan::plan_and_cut;
 pub use plan::{plan, resolve_chop, Plan, Planned};
+#[cfg(not(target_family = "wasm"))]
+pub use share::{share_range, ShareReader, ShareRecord, ShareStart, ShareSummary};
 pub use split::{Header, SplitReader, SplitWriter};
 use stream::Step;
 

@@ -34,6 +34,8 @@
 pub mod builder;
 pub mod ddl;
 pub mod ids;
+pub mod mpi;
+pub mod mpi_run;
 pub mod names;
 pub mod nccl;
 pub mod rng;

@@ -7,7 +7,10 @@
 // reported too (timed by the page from the file chosen to its report shown), and the sum of the
 // two is set against the native bundle as well: the page's time for the whole job.
 //
-//   node scripts/bench/web.mjs [--page-only] [--cold] [--runs N] [--cli PATH] INPUT.sqlite [INPUT.sqlite ...]
+//   node scripts/bench/web.mjs [--page-only] [--cold] [--runs N] [--cli PATH] INPUT [INPUT ...]
+//
+// An INPUT is an export, or a folder whose .sqlite files are one run's ranks (all chosen at
+// once, as a user picks them; e.g. `prvsight synth mpi_run --ranks 256 -o DIR`).
 //
 // --cli PATH: the native CLI to compare with (default target/release/prvsight, the plain release
 // build; scripts/build-cli.sh prints the profile-guided one's path).
@@ -20,7 +23,7 @@
 //
 // Uses the e2e helpers (headless Debian Chromium through playwright-core in e2e/node_modules).
 import { execFileSync } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CLI, DIST, launch, requireBuilt, serve, tmp } from '../../e2e/helpers.mjs';
 
@@ -38,12 +41,17 @@ if (!cli) throw new Error('--cli takes the path of a prvsight binary');
 const valued = [runsAt, cliAt].filter((i) => i >= 0).map((i) => i + 1);
 const inputs = args.filter((a, i) => !a.startsWith('--') && !valued.includes(i));
 const fastest = (times) => Math.min(...times);
+/** The files of one input: the export, or the .sqlite files of a folder, in name order. */
+const filesOf = (input) =>
+  statSync(input).isDirectory()
+    ? readdirSync(input).filter((f) => f.endsWith('.sqlite')).sort().map((f) => join(input, f))
+    : [input];
 // Native first, before the browser starts, so that the two never share the CPU: as it runs by
 // default (reading on a second thread), and on one thread as the worker does (--read-ahead off).
 const bundle = (input, extra) => {
   const out = join(tmp('bench'), 'native.zip');
   const t0 = performance.now();
-  execFileSync(cli, ['bundle', '-q', ...extra, input, '-o', out], { stdio: 'ignore' });
+  execFileSync(cli, ['bundle', '-q', ...extra, ...filesOf(input), '-o', out], { stdio: 'ignore' });
   return (performance.now() - t0) / 1000;
 };
 const nativeRuns = (input, extra) => fastest(Array.from({ length: runs }, () => bundle(input, extra)));
@@ -69,7 +77,7 @@ async function pageRun(input) {
     // The workers convert the bundled sample once when they start (worker.js `warmUp`), while a
     // user looks for a file; the file comes after, as a user's would (`?warmup=0`: without it).
     if (!coldStart) await page.waitForSelector('html[data-warm]', { timeout: 600000 });
-    await page.setInputFiles('#file', input);
+    await page.setInputFiles('#file', filesOf(input));
     await page.waitForSelector('#inspect[data-seconds]:not([hidden])', { timeout: 3600000 });
     const inspection = Number(await page.getAttribute('#inspect', 'data-seconds'));
     await page.click('#convert');
@@ -98,7 +106,8 @@ try {
   console.log('| input | native bundle s | native bundle, one thread s | page (wasm, workers) s | wasm / native | wasm / native one thread | wasm memory MiB | page inspection s | inspection + conversion s | (inspection + conversion) / native |');
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const [i, input] of inputs.entries()) {
-    const mb = statSync(input).size / 1048576;
+    const files = filesOf(input);
+    const mb = files.reduce((sum, f) => sum + statSync(f).size, 0) / 1048576;
     const tries = [];
     for (let r = 0; r < runs; r++) tries.push(await pageRun(input));
     const failed = tries.find((t) => t.note);
@@ -109,7 +118,7 @@ try {
     const whole = fastest(tries.map((t) => t.inspection + t.seconds));
     const fixed = (x) => (Number.isNaN(x) ? '-' : x.toFixed(2));
     const cells = [
-      `${mb.toFixed(0)} MiB`,
+      `${mb.toFixed(0)} MiB${files.length > 1 ? ` (${files.length} files)` : ''}`,
       fixed(native[i]),
       fixed(nativeOne[i]),
       `${wasm.toFixed(2)}${note}`,

@@ -23,6 +23,15 @@ mod check;
 mod compare;
 
 #[cfg(not(target_family = "wasm"))]
+#[path = "prvsight/metrics.rs"]
+mod metrics;
+#[cfg(not(target_family = "wasm"))]
+#[path = "prvsight/parts.rs"]
+mod parts;
+#[cfg(not(target_family = "wasm"))]
+#[path = "prvsight/synth.rs"]
+mod synth;
+#[cfg(not(target_family = "wasm"))]
 #[path = "prvsight/timeline.rs"]
 mod timeline;
 
@@ -35,6 +44,7 @@ mod cli {
 
     use clap::{Parser, Subcommand};
     use prvsight::atomic_output::AtomicOutput;
+    use prvsight::model::Sink;
     use prvsight::nsys::Export;
     use prvsight::page_cache::DropBehindFile;
     use prvsight::paraver::background::BackgroundWriter;
@@ -71,10 +81,17 @@ mod cli {
             /// Deflate level of a .prv.gz or .json.gz output, 1 (fastest) to 9 (smallest) [default: 2].
             #[arg(long, value_parser = clap::value_parser!(u32).range(1..=9))]
             gzip_level: Option<u32>,
+            /// Convert part K of N (K = 1 … N: the K-th of N shares of the inputs) into the part
+            /// file -o, which `prvsight merge` joins with the others into this conversion's trace.
+            #[arg(long, value_name = "K/N", conflicts_with = "gzip_level")]
+            part: Option<String>,
             /// No progress bar and no summary.
             #[arg(short, long)]
             quiet: bool,
         },
+        /// Join every part of `convert IN… --part K/N` into the trace (and metrics) one
+        /// `convert` of all the inputs writes.
+        Merge(crate::parts::MergeArgs),
         /// Show what an export holds: nsys and schema versions, tables and row counts, resources.
         Info {
             #[arg(required = true)]
@@ -121,7 +138,7 @@ mod cli {
             quiet: bool,
         },
         /// GPU efficiency metrics (POP/TALP device factors, time breakdown, overlap, top kernels, NVTX ranges, MPI ranks).
-        Metrics(MetricsArgs),
+        Metrics(crate::metrics::MetricsArgs),
         /// The timeline of a view (thread states, kernels, MPI, NVTX…) as text, one line per row.
         Timeline(crate::timeline::TimelineArgs),
         /// Compare two runs and say which efficiency factor moved the parallel efficiency.
@@ -136,11 +153,12 @@ mod cli {
         },
         /// Write a synthetic nsys export of a built-in scenario (test data: NCCL, several GPUs,
         /// CUDA graphs, GPU metrics, GPU memory usage, OpenMP): ddp4, zero3, pipeline4, graphs,
-        /// graph_nodes, gpu_metrics, gpu_memory, openmp.
+        /// graph_nodes, gpu_metrics, gpu_memory, openmp; or `mpi_run`: an N-rank MPI+GPU run, one
+        /// export per rank, into the folder -o.
         #[command(hide = true)]
         Synth {
             scenario: String,
-            /// Output .sqlite file (replaced if it exists).
+            /// Output .sqlite file (replaced if it exists); for mpi_run a folder.
             #[arg(short, long)]
             output: PathBuf,
             /// Moves host-side timings only; the same seed gives the same bytes.
@@ -149,6 +167,13 @@ mod cli {
             /// Also print the scenario's expected values (JSON) on stdout.
             #[arg(long)]
             spec: bool,
+            /// mpi_run: ranks, ranks a node, iterations.
+            #[arg(long, default_value_t = 4)]
+            ranks: u32,
+            #[arg(long, default_value_t = 4)]
+            ranks_per_node: u32,
+            #[arg(long, default_value_t = 10)]
+            iterations: u32,
         },
     }
 
@@ -223,11 +248,23 @@ mod cli {
                 inputs,
                 output,
                 select,
+                gzip_level: _,
+                part: Some(part),
+                quiet,
+            } => select.options().and_then(|o| {
+                crate::parts::convert_part(&inputs, output.as_deref(), &o, &part, quiet)
+            }),
+            Command::Convert {
+                inputs,
+                output,
+                select,
                 gzip_level,
+                part: None,
                 quiet,
             } => select
                 .options()
                 .and_then(|o| convert(&inputs, output, &o, gzip_level, quiet)),
+            Command::Merge(args) => crate::parts::merge(&args),
             Command::Bundle {
                 inputs,
                 output,
@@ -249,7 +286,7 @@ mod cli {
                 cfgs,
                 against,
             } => crate::check::run(&trace, allow_state_gaps, &cfgs, &against),
-            Command::Metrics(args) => metrics(&args),
+            Command::Metrics(args) => crate::metrics::run(&args),
             Command::Compare { a, b, json } => crate::compare::run(&a, &b, json),
             Command::Timeline(args) => crate::timeline::run(&args),
             Command::Synth {
@@ -257,7 +294,25 @@ mod cli {
                 output,
                 seed,
                 spec,
-            } => synth(&scenario, &output, seed, spec),
+                ranks,
+                ranks_per_node,
+                iterations,
+            } if scenario == "mpi_run" => {
+                let run = prvsight::synth::mpi_run::MpiRun {
+                    ranks,
+                    ranks_per_node,
+                    iterations,
+                    seed,
+                };
+                crate::synth::run(&run, &output, spec)
+            }
+            Command::Synth {
+                scenario,
+                output,
+                seed,
+                spec,
+                ..
+            } => crate::synth::scenario(&scenario, &output, seed, spec),
         };
         match result {
             Ok(()) => 0,
@@ -269,118 +324,6 @@ mod cli {
                 }
             }
         }
-    }
-
-    fn synth(scenario: &str, output: &Path, seed: u64, print_spec: bool) -> Result<()> {
-        let sc = prvsight::synth::build(scenario, seed)?;
-        sc.export.write_path(output)?;
-        if print_spec {
-            let json = serde_json::to_string_pretty(&sc.spec).map_err(|e| Error::Write {
-                what: "the scenario spec".into(),
-                detail: e.to_string(),
-            })?;
-            println!("{json}");
-        }
-        eprintln!(
-            "prvsight: wrote {} (synthetic nsys {} export, scenario {}: {}, seed {seed})",
-            output.display(),
-            prvsight::synth::PRODUCT_VERSION,
-            scenario,
-            sc.spec.summary
-        );
-        Ok(())
-    }
-
-    #[derive(clap::Args)]
-    struct MetricsArgs {
-        /// Exports written by `nsys export --type sqlite` (one per rank/process).
-        #[arg(required = true)]
-        inputs: Vec<PathBuf>,
-        /// Print the report as JSON (schema: docs/METRICS.md) instead of tables.
-        #[arg(long)]
-        json: bool,
-        /// What NCCL kernels count as: communication (default) or useful (TALP-compatible).
-        #[arg(long, default_value = "communication")]
-        nccl_as: String,
-        /// Measured time with MPI: mpi (default: TALP's window, from the end of MPI_Init to the
-        /// start of MPI_Finalize) or trace (the whole trace, setup and teardown included).
-        #[arg(long, default_value = "mpi")]
-        elapsed: String,
-        /// Iterations: auto (repeating NVTX ranges, else a regular GPU kernel), none, or the
-        /// name of the NVTX range that marks them.
-        #[arg(long, default_value = "auto")]
-        iterations: String,
-        /// Measure only inside this time window of the trace, e.g. 1.5s..2s (one iteration's
-        /// start_ns..end_ns from the iteration table, with `ns`).
-        #[arg(long, conflicts_with = "nvtx_range")]
-        window: Option<String>,
-        /// Measure only inside the instances of NVTX range NAME, or NAME:N (N-th instance of each thread).
-        #[arg(long)]
-        nvtx_range: Option<String>,
-        /// Bins of the time series over the trace.
-        #[arg(long, default_value_t = 200)]
-        bins: usize,
-        /// Rows of the top-kernel, histogram and NVTX range tables.
-        #[arg(long, default_value_t = 20)]
-        top: usize,
-        /// Record families to read, comma-separated (as for convert; default: all present).
-        #[arg(short = 't', long = "trace")]
-        trace: Option<String>,
-        /// Clock alignment of several reports: session-start (default), mpi-init, none.
-        #[arg(long, default_value = "session-start")]
-        align: String,
-        /// Give the reading thread helper threads: auto, on or off (as for convert; the
-        /// report is the same; for testing and benchmarks).
-        #[arg(long = "read-helpers", default_value = "auto", hide = true)]
-        read_helpers: String,
-    }
-
-    fn metrics(a: &MetricsArgs) -> Result<()> {
-        use prvsight::metrics::{self, MetricsOptions, WindowSpec};
-        let mopts = MetricsOptions {
-            nccl_as: a.nccl_as.parse().map_err(Error::Usage)?,
-            elapsed: a.elapsed.parse().map_err(Error::Usage)?,
-            iterations: prvsight::metrics::iterations::IterationSource::parse(&a.iterations)
-                .map_err(Error::Usage)?,
-            time_window: match a
-                .window
-                .as_deref()
-                .map(prvsight::options::Chop::parse_window)
-            {
-                Some(Ok(prvsight::options::Chop::Window { start, end })) => Some((start, end)),
-                Some(Err(e)) => return Err(Error::Usage(format!("--window: {e}"))),
-                _ => None,
-            },
-            window: a
-                .nvtx_range
-                .as_deref()
-                .map(WindowSpec::parse)
-                .transpose()
-                .map_err(Error::Usage)?,
-            bins: a.bins,
-            top: a.top,
-        };
-        let mut opts = Options::default();
-        if let Some(t) = &a.trace {
-            opts.families = Some(Options::parse_families(t).map_err(Error::Usage)?);
-        }
-        opts.align = a.align.parse().map_err(Error::Usage)?;
-        opts.read_helpers =
-            (a.read_helpers.parse()).map_err(|e| Error::Usage(format!("--read-helpers: {e}")))?;
-        let exports = open_all(&a.inputs)?;
-        let report = metrics::compute(&exports, &opts, &mopts)?;
-        for w in &report.warnings {
-            eprintln!("prvsight: warning: {w}");
-        }
-        let text = if a.json {
-            report.to_json()?
-        } else {
-            metrics::text::render(&report)
-        };
-        std::io::stdout()
-            .lock()
-            .write_all(text.as_bytes())
-            .map_err(|e| Error::write("standard output", e))
     }
 
     /// `out.prv.gz` → (`out.prv.gz`, `out.pcf`, `out.row`, gzip?).
@@ -406,17 +349,17 @@ mod cli {
     /// A command's output files, given their names only once all of them are written: a failed
     /// command leaves the earlier outputs as they were and no partial ones (prvsight::atomic_output).
     #[derive(Default)]
-    struct Outputs(Vec<AtomicOutput>);
+    pub(crate) struct Outputs(Vec<AtomicOutput>);
 
     impl Outputs {
-        fn file(&mut self, p: &Path) -> Result<File> {
+        pub(crate) fn file(&mut self, p: &Path) -> Result<File> {
             let (output, file) =
                 AtomicOutput::create(p).map_err(|e| Error::write(p.display(), e))?;
             self.0.push(output);
             Ok(file)
         }
 
-        fn buffered(&mut self, p: &Path) -> Result<BufWriter<File>> {
+        pub(crate) fn buffered(&mut self, p: &Path) -> Result<BufWriter<File>> {
             Ok(BufWriter::with_capacity(1 << 20, self.file(p)?))
         }
 
@@ -424,7 +367,7 @@ mod cli {
         /// (prvsight::page_cache), and written on a thread of its own where a core is free for
         /// it (src/paraver/background.rs), so the kernel's copy into the page cache runs beside
         /// the sinks without taking turns with the reading thread.
-        fn trace(&mut self, p: &Path, opts: &Options) -> Result<Box<dyn Write + Send>> {
+        pub(crate) fn trace(&mut self, p: &Path, opts: &Options) -> Result<Box<dyn Write + Send>> {
             let file = DropBehindFile::new(self.file(p)?);
             let spare_core = std::thread::available_parallelism().is_ok_and(|n| n.get() > 2);
             if !opts.second_thread_allowed() || !spare_core {
@@ -434,7 +377,7 @@ mod cli {
         }
 
         /// Names the outputs, which must be written, flushed and closed.
-        fn commit(self) -> Result<()> {
+        pub(crate) fn commit(self) -> Result<()> {
             for output in self.0 {
                 let dest = output.dest().display().to_string();
                 output.commit().map_err(|e| Error::write(dest, e))?;
@@ -443,7 +386,7 @@ mod cli {
         }
     }
 
-    fn open_all(inputs: &[PathBuf]) -> Result<Vec<Export>> {
+    pub(crate) fn open_all(inputs: &[PathBuf]) -> Result<Vec<Export>> {
         inputs.iter().map(|p| Export::open_path(p)).collect()
     }
 
@@ -510,37 +453,65 @@ mod cli {
                 "--gzip-level applies to a .prv.gz or .json.gz output".into(),
             ));
         }
-        let gzip_level = gzip_level.unwrap_or(prvsight::paraver::TRACE_GZIP_LEVEL);
         if let Some((_, gz)) = json_gz {
-            return convert_json(inputs, &out, opts, gz.then_some(gzip_level), quiet);
+            let level = gzip_level.unwrap_or(prvsight::paraver::TRACE_GZIP_LEVEL);
+            return convert_json(inputs, &out, opts, gz.then_some(level), quiet);
         }
-        let (prv_path, pcf_path, row_path, gz) = output_paths(out)?;
+        // The output's name is checked before the inputs are opened.
+        output_paths(out.clone())?;
         let exports = open_all(inputs)?;
         let started = Instant::now();
         let show = !quiet && std::io::stderr().is_terminal();
         let mut progress = progress_bar(show);
         let mut outputs = Outputs::default();
+        let summary = write_trace(&mut outputs, &out, opts, gzip_level, &mut [], &mut |s| {
+            pipeline::run(&exports, opts, s, &mut progress)
+        })?;
+        // Every file is flushed and closed here (the writers were dropped).
+        outputs.commit()?;
+        report(&summary, &out, started, quiet, show);
+        Ok(())
+    }
+
+    /// Writes the Paraver trace `out` (NAME.prv or NAME.prv.gz, with NAME.pcf and NAME.row) into
+    /// `outputs` as `run` feeds the Paraver writer and the `extra` sinks; `gzip_level` of a
+    /// .prv.gz (2 where not given).
+    pub(crate) fn write_trace(
+        outputs: &mut Outputs,
+        out: &Path,
+        opts: &Options,
+        gzip_level: Option<u32>,
+        extra: &mut [&mut dyn Sink],
+        run: &mut dyn FnMut(&mut [&mut dyn Sink]) -> Result<pipeline::Summary>,
+    ) -> Result<pipeline::Summary> {
+        let (prv_path, pcf_path, row_path, gz) = output_paths(out.to_path_buf())?;
+        if gzip_level.is_some() && !gz {
+            return Err(Error::Usage(
+                "--gzip-level applies to a .prv.gz output".into(),
+            ));
+        }
         let pcf = outputs.buffered(&pcf_path)?;
         let row = outputs.buffered(&row_path)?;
         let prv_file = outputs.trace(&prv_path, opts)?;
-        let summary = if gz {
-            let mut enc = GzipWriter::new(prv_file, gzip_level, opts);
-            let s = {
-                let mut w = ParaverWriter::new(Box::new(&mut enc), Box::new(pcf), Box::new(row));
-                pipeline::run(&exports, opts, &mut [&mut w], &mut progress)?
-            };
-            enc.finish()
-                .and_then(|mut file| file.flush())
-                .map_err(|e| Error::write(prv_path.display(), e))?;
-            s
-        } else {
-            let mut w = ParaverWriter::new(Box::new(prv_file), Box::new(pcf), Box::new(row));
-            pipeline::run(&exports, opts, &mut [&mut w], &mut progress)?
+        let mut feed = |w: &mut dyn Sink| {
+            let mut sinks: Vec<&mut dyn Sink> = vec![w];
+            sinks.extend(extra.iter_mut().map(|s| &mut **s as &mut dyn Sink));
+            run(&mut sinks)
         };
-        // Every file is flushed and closed here (the writers above are dropped).
-        outputs.commit()?;
-        report(&summary, &prv_path, started, quiet, show);
-        Ok(())
+        if !gz {
+            let mut w = ParaverWriter::new(Box::new(prv_file), Box::new(pcf), Box::new(row));
+            return feed(&mut w);
+        }
+        let level = gzip_level.unwrap_or(prvsight::paraver::TRACE_GZIP_LEVEL);
+        let mut enc = GzipWriter::new(prv_file, level, opts);
+        let summary = {
+            let mut w = ParaverWriter::new(Box::new(&mut enc), Box::new(pcf), Box::new(row));
+            feed(&mut w)?
+        };
+        enc.finish()
+            .and_then(|mut file| file.flush())
+            .map_err(|e| Error::write(prv_path.display(), e))?;
+        Ok(summary)
     }
 
     /// `convert … -o OUT.json[.gz]`: the Chrome/Perfetto trace (src/chrome), written and

@@ -201,14 +201,17 @@ fn serve(
                     .expect("jobs come for this helper's inputs");
                 let (_, path, label) = &inputs[at];
                 let opened = conns[at].get_or_init(|| {
-                    open_read_only(path).map_err(|e| Error::NotSqlite {
+                    let conn = open_read_only(path).map_err(|e| Error::NotSqlite {
                         file: label.clone(),
                         detail: e.to_string(),
-                    })
+                    })?;
+                    crate::engine::share_caches(&conn, inputs.len());
+                    Ok(conn)
                 });
                 streams.push(match opened {
                     Ok(conn) => {
-                        let pager = pagers[at].get_or_init(|| Pager::shared(conn, page_reader));
+                        let pager = pagers[at]
+                            .get_or_init(|| Pager::shared_among(conn, page_reader, inputs.len()));
                         Ok(Stream {
                             rows: PartitionedRows::new(conn, &spec, survey, pager.clone()),
                             width: spec.columns.len(),

@@ -118,6 +118,8 @@ impl Rows<'_> {
 /// Makes the readers of the inputs' tables (see the module doc).
 pub struct Readers<'c> {
     inputs: Vec<Input<'c>>,
+    /// The inputs read together, these or more: each keeps a share of fixed budgets.
+    together: usize,
     pagers: Vec<Option<Rc<Pager<'c>>>>,
     #[cfg(not(target_family = "wasm"))]
     helpers: Option<Helpers>,
@@ -127,11 +129,23 @@ impl<'c> Readers<'c> {
     /// Readers of `inputs`, by the page reader where `page_reader` and a query allow it, with up
     /// to `helper_threads` helpers (native builds; none for 0).
     pub fn new(inputs: Vec<Input<'c>>, page_reader: bool, helper_threads: usize) -> Readers<'c> {
+        let together = inputs.len();
+        Self::among(inputs, page_reader, helper_threads, together)
+    }
+
+    /// [`new`](Self::new) for some of `together` inputs read together.
+    pub fn among(
+        inputs: Vec<Input<'c>>,
+        page_reader: bool,
+        helper_threads: usize,
+        together: usize,
+    ) -> Readers<'c> {
         #[cfg(target_family = "wasm")]
         let _ = helper_threads;
         Readers {
+            together,
             pagers: (inputs.iter())
-                .map(|input| Pager::shared(input.conn, page_reader))
+                .map(|input| Pager::shared_among(input.conn, page_reader, together))
                 .collect(),
             #[cfg(not(target_family = "wasm"))]
             helpers: (helper_threads > 0)
@@ -175,7 +189,8 @@ impl<'c> Readers<'c> {
         #[cfg(target_family = "wasm")]
         let _ = floors;
         let (conn, pager) = (self.inputs[source].conn, self.pagers[source].clone());
-        Reader::Runs(Box::new(PartitionedRows::new(conn, spec, survey, pager)))
+        let runs = PartitionedRows::new(conn, spec, survey, pager).among(self.together);
+        Reader::Runs(Box::new(runs))
     }
 
     /// Input `source`'s label.

@@ -363,6 +363,47 @@ impl Record {
         }
     }
 
+    /// Gives every name of the record the id `id` maps it to; `false` where `id` maps one to
+    /// none (the record is then only partly mapped). A merge of records read apart, each with
+    /// names of its own, renames them so (src/parts).
+    pub fn map_names(&mut self, id: &mut impl FnMut(NameId) -> Option<NameId>) -> bool {
+        let mut all = true;
+        let mut map = |n: &mut NameId| match id(*n) {
+            Some(to) => *n = to,
+            None => all = false,
+        };
+        match self {
+            Record::Gpu(g) => match &mut g.kind {
+                GpuOpKind::Kernel(k) => {
+                    map(&mut k.name);
+                    map(&mut k.short_name);
+                }
+                GpuOpKind::Graph(gr) => map(&mut gr.name),
+                GpuOpKind::Memcpy(_) | GpuOpKind::Memset(_) => {}
+            },
+            Record::Host(h) => match &mut h.kind {
+                HostCallKind::Cuda(c) => map(&mut c.name),
+                HostCallKind::Mpi(m) => map(&mut m.name),
+                HostCallKind::Os(o) => map(&mut o.name),
+                HostCallKind::OpenAcc(a) => {
+                    map(&mut a.name);
+                    map(&mut a.construct);
+                    a.function.iter_mut().for_each(&mut map);
+                    a.kernel.iter_mut().for_each(&mut map);
+                }
+            },
+            Record::Nvtx(n) => {
+                map(&mut n.name);
+                n.category.iter_mut().for_each(&mut map);
+            }
+            Record::Mark(m) => map(&mut m.name),
+            Record::Metric(m) => map(&mut m.name),
+            Record::Annotation(a) => a.call.iter_mut().for_each(&mut map),
+            Record::Sched(_) | Record::Message(_) | Record::Link(_) => {}
+        }
+        all
+    }
+
     /// Fixed rank among records of equal time, so output is deterministic.
     pub fn family_rank(&self) -> u8 {
         match self {

@@ -13,6 +13,9 @@ use crate::error::{Error, Result};
 use crate::model::{HostActivity, KernelClass, NameId, Ns, ThreadId};
 use crate::FastMap;
 
+/// A send's (rank, peer, tag): the group MPI's non-overtaking rule orders.
+pub type SendKey = (Option<i64>, Option<i64>, Option<i64>);
+
 /// Everything needed to turn one export's rows into model records.
 pub struct SourceCx<'c> {
     pub file: String,
@@ -39,10 +42,13 @@ pub struct SourceCx<'c> {
     /// GPU (CUDA device id) → its metrics thread; metric id → metric name.
     pub metric_threads: FastMap<u32, ThreadId>,
     pub metric_names: FastMap<i64, NameId>,
-    /// MPI rank → index of the input that holds it (all inputs; for message matching).
-    pub rank_sources: FastMap<u32, usize>,
+    /// MPI rank → index of the input that holds it (all inputs; for message matching), one
+    /// map for every input (a copy each grew with the square of the ranks).
+    pub rank_sources: std::sync::Arc<FastMap<u32, usize>>,
     /// Lookup of a receive in this input's receive index (see mpi_p2p), when built.
     pub recv_lookup: Option<Statement<'c>>,
+    /// Sends read so far per (rank, peer, tag): the next one's number (see mpi_p2p).
+    pub sends: FastMap<SendKey, i64>,
     /// Message → number of occurrences, reported once at the end.
     pub warnings: BTreeMap<String, u64>,
     /// Device memory in use per (globalPid key, CUDA device), as GPU memory usage rows come.
@@ -69,10 +75,11 @@ impl SourceCx<'_> {
             activity_of: Vec::new(),
             os_activity_of: Vec::new(),
             kernel_classes: Vec::new(),
-            rank_sources: FastMap::default(),
+            rank_sources: Default::default(),
             metric_threads: FastMap::default(),
             metric_names: FastMap::default(),
             recv_lookup: None,
+            sends: FastMap::default(),
             warnings: BTreeMap::new(),
             gpu_memory_in_use: FastMap::default(),
         }

@@ -102,6 +102,19 @@ impl Export {
         Ok(())
     }
 
+    /// Gives this connection's page caches a share of what `inputs` inputs read together keep
+    /// ([`crate::engine::share_caches`]).
+    pub fn share_caches(&self, inputs: usize) {
+        crate::engine::share_caches(&self.conn, inputs);
+    }
+
+    /// Bytes of its file (0 for an export not opened from a file, or one that cannot be read).
+    pub fn file_bytes(&self) -> u64 {
+        (self.path.as_ref())
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map_or(0, |m| m.len())
+    }
+
     /// The export as the reading engine reads it.
     pub fn input(&self) -> crate::engine::Input<'_> {
         crate::engine::Input {

@@ -535,14 +535,16 @@ impl<'c> FedLinks<'c> {
     }
 
     /// The join of the operations of `gpu`'s runs `ops` in `input`, read on this thread, with
-    /// calls a [`CallTap::for_sinks_thread`] takes elsewhere.
+    /// calls a [`CallTap::for_sinks_thread`] takes elsewhere; `input` is one of `inputs` read
+    /// together.
     pub fn on_sinks_thread(
         input: Input<'c>,
         gpu: &Spec,
         ops: Survey,
         page_reader: bool,
+        inputs: usize,
     ) -> Result<FedLinks<'c>> {
-        let mut readers = Readers::new(vec![input], page_reader, 0);
+        let mut readers = Readers::among(vec![input], page_reader, 0, inputs);
         let ops = Operations::new(gpu, ops, &mut |spec, survey| {
             readers.open(0, Read::Runs(spec, survey, false))
         })

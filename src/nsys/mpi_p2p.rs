@@ -30,18 +30,47 @@ fn rank_of(alias: &str) -> String {
     format!("(SELECT r.rank FROM MPI_RANKS r WHERE (r.globalTid >> 24) = ({alias}.globalTid >> 24) LIMIT 1)")
 }
 
+const WORLD_COMMS: &str =
+    "SELECT commHandle FROM MPI_COMMUNICATORS WHERE parentHandle IS NULL OR parentHandle = 0";
+
 fn world_filter(ex: &Export, alias: &str) -> String {
-    if ex.schema.has_columns(P2P, &["commHandle"])
-        && ex
-            .schema
-            .has_columns("MPI_COMMUNICATORS", &["commHandle", "parentHandle"])
-    {
-        format!(
-            "AND ({alias}.commHandle IS NULL OR {alias}.commHandle IN \
-             (SELECT commHandle FROM MPI_COMMUNICATORS WHERE parentHandle IS NULL OR parentHandle = 0))"
-        )
+    if has_communicators(ex) {
+        format!("AND ({alias}.commHandle IS NULL OR {alias}.commHandle IN ({WORLD_COMMS}))")
     } else {
         String::new()
+    }
+}
+
+fn has_communicators(ex: &Export) -> bool {
+    ex.schema.has_columns(P2P, &["commHandle"])
+        && (ex.schema).has_columns("MPI_COMMUNICATORS", &["commHandle", "parentHandle"])
+}
+
+/// [`world_filter`] with the world's handles written out, where they are integers (or NULL):
+/// a query kept open through the stream then holds no table of them (SQLite's `IN (SELECT …)`
+/// builds one, 87 KiB of page cache, per input of a run of many ranks).
+fn world_filter_listed(ex: &Export, alias: &str) -> String {
+    if !has_communicators(ex) {
+        return String::new();
+    }
+    let handles: Option<Vec<String>> = (|| {
+        let mut st = ex.conn.prepare(WORLD_COMMS).ok()?;
+        let rows = st
+            .query_map([], |r| r.get::<_, rusqlite::types::Value>(0))
+            .ok()?;
+        rows.map(|v| match v.ok()? {
+            rusqlite::types::Value::Integer(i) => Some(i.to_string()),
+            rusqlite::types::Value::Null => Some("NULL".to_owned()),
+            _ => None,
+        })
+        .collect()
+    })();
+    match handles {
+        Some(h) => format!(
+            "AND ({alias}.commHandle IS NULL OR {alias}.commHandle IN ({}))",
+            h.join(", ")
+        ),
+        None => world_filter(ex, alias),
     }
 }
 
@@ -81,18 +110,18 @@ pub fn build_receive_index(ex: &Export) -> Result<()> {
         .map_err(|e| Error::read(&ex.label, "MPI receives (to match messages)", e))
 }
 
-/// The sends of one export, in time order, each with its sequence number per (peer, tag).
+/// The sends of one export, in time order; [`decode`] numbers them per (rank, peer, tag), in
+/// this order (SQL's window function kept a table per input open through the stream).
 pub fn send_query(ex: &Export, source: usize) -> Query {
     let sql = format!(
-        "SELECT p.start, p.globalTid, {rank} AS me, p.remoteRank, p.tag, {size},
-                ROW_NUMBER() OVER (PARTITION BY {rank}, p.remoteRank, p.tag ORDER BY p.start, p.rowid) AS k
+        "SELECT p.start, p.globalTid, {rank} AS me, p.remoteRank, p.tag, {size}
          FROM {P2P} p JOIN {strings} s ON s.id = p.textId
          WHERE lower(s.value) LIKE '%send%' AND p.start IS NOT NULL AND p.remoteRank >= 0 AND p.tag >= 0 {world}
          ORDER BY p.start, p.rowid",
         rank = rank_of("p"),
         size = if ex.schema.has_column(P2P, "size") { "p.size" } else { "NULL" },
         strings = ex.schema.strings_table,
-        world = world_filter(ex, "p"),
+        world = world_filter_listed(ex, "p"),
     );
     Query {
         kind: CursorKind::MpiSend,
@@ -126,14 +155,13 @@ pub fn decode<R: Fields + ?Sized>(
 ) -> Result<Option<Record>> {
     let g = |i: usize, cx: &SourceCx| int(row, i, cx, WHAT);
     let cx = &cxs[src];
-    let (Some(send), Some(gtid), Some(me), Some(dst), Some(tag), Some(k)) = (
-        g(0, cx)?,
-        g(1, cx)?,
-        g(2, cx)?,
-        g(3, cx)?,
-        g(4, cx)?,
-        g(6, cx)?,
-    ) else {
+    let fields = (g(0, cx)?, g(1, cx)?, g(2, cx)?, g(3, cx)?, g(4, cx)?);
+    // The send's number among those of its (rank, peer, tag), counted in the query's order
+    // (start, rowid) over every row it gives: what ROW_NUMBER() over that partition numbers.
+    let sent = cxs[src].sends.entry((fields.2, fields.3, fields.4));
+    let k = *sent.and_modify(|n| *n += 1).or_insert(1);
+    let cx = &cxs[src];
+    let (Some(send), Some(gtid), Some(me), Some(dst), Some(tag)) = fields else {
         return Ok(None);
     };
     let bytes = g(5, cx)?.and_then(|b| u64::try_from(b).ok()).unwrap_or(0);

@@ -2,6 +2,7 @@
 //! clocks put on one timeline, before the first record is read.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::Mutex;
 
 use super::inputs;
@@ -37,7 +38,7 @@ pub struct Plan {
 
 /// Discovers every export and lays out objects and time. Fails if nothing can be converted.
 pub fn plan(exports: &[Export], opts: &Options) -> Result<Plan> {
-    plan_with(exports, opts, false, false)
+    plan_with(exports, opts, 0..0, false)
 }
 
 /// A conversion's plan made before the conversion was asked for, for one conversion of the same
@@ -56,7 +57,7 @@ impl Planned {
     /// (for [`take_range_texts`](Self::take_range_texts)).
     pub fn new(exports: &[Export], opts: &Options, range_names: bool) -> Result<Planned> {
         Ok(Planned {
-            plan: plan_with(exports, opts, true, range_names)?,
+            plan: plan_with(exports, opts, 0..exports.len(), range_names)?,
             opts: opts.clone(),
         })
     }
@@ -82,14 +83,19 @@ impl Planned {
     }
 }
 
-/// [`plan`]; for a conversion (`surveys`), discovery also makes the sort-free readers' surveys
-/// in its passes over the tables, and where asked (`range_names`) counts the NVTX ranges per
-/// name there.
-fn plan_with(exports: &[Export], opts: &Options, surveys: bool, range_names: bool) -> Result<Plan> {
+/// [`plan`]; for a conversion, discovery also makes the sort-free readers' surveys of the
+/// inputs it reads (`surveyed`) in its passes over the tables, and where asked (`range_names`)
+/// counts the NVTX ranges per name there.
+fn plan_with(
+    exports: &[Export],
+    opts: &Options,
+    surveyed: Range<usize>,
+    range_names: bool,
+) -> Result<Plan> {
     if exports.is_empty() {
         return Err(Error::Usage("no input file given".into()));
     }
-    let (discoveries, early) = discover_all(exports, opts, surveys, range_names)?;
+    let (discoveries, early) = discover_all(exports, opts, surveyed, range_names)?;
     for (ex, d) in exports.iter().zip(&discoveries) {
         if d.min_time.is_none() {
             return Err(no_events(ex, opts));
@@ -158,14 +164,18 @@ fn plan_with(exports: &[Export], opts: &Options, surveys: bool, range_names: boo
 fn discover_all(
     exports: &[Export],
     opts: &Options,
-    surveys: bool,
+    surveyed: Range<usize>,
     range_names: bool,
 ) -> Result<(Vec<Discovery>, Vec<Mutex<EarlySurveys>>)> {
     let mut discoveries: Vec<Discovery> = Vec::with_capacity(exports.len());
     let mut early = Vec::with_capacity(exports.len());
+    for ex in exports {
+        ex.share_caches(exports.len());
+    }
     for (src, ex) in exports.iter().enumerate() {
         let families = crate::nsys::discover::present_families(ex, opts)?;
-        let scans = if surveys && opts.read_order == crate::options::ReadOrder::Auto {
+        let scans = if surveyed.contains(&src) && opts.read_order == crate::options::ReadOrder::Auto
+        {
             early_scans(ex, &families, src)
         } else {
             EarlyScans::NONE
@@ -585,8 +595,25 @@ pub(super) fn plan_and_cut(
 ) -> Result<(Plan, OutputCut)> {
     let plan = match planned.and_then(|p| p.for_options(opts)) {
         Some(plan) => plan,
-        None => plan_with(exports, opts, true, false)?,
+        None => plan_with(exports, opts, 0..exports.len(), false)?,
     };
+    with_cut(exports, opts, plan)
+}
+
+/// [`plan_and_cut`] for reading the inputs of `share` only (share.rs): the others are
+/// discovered, not surveyed.
+#[cfg(not(target_family = "wasm"))]
+pub(super) fn plan_share_and_cut(
+    exports: &[Export],
+    opts: &Options,
+    share: Range<usize>,
+) -> Result<(Plan, OutputCut)> {
+    let plan = plan_with(exports, opts, share, false)?;
+    with_cut(exports, opts, plan)
+}
+
+/// `plan` with the cut of its trace `opts` asks for.
+fn with_cut(exports: &[Export], opts: &Options, plan: Plan) -> Result<(Plan, OutputCut)> {
     let window = match &opts.chop {
         Some(c) => Some(resolve_chop(exports, &plan, c)?),
         None => None,

@@ -60,7 +60,13 @@ impl<'c> SinksLinks<'c> {
             joins.push(Join {
                 source: job.source,
                 cx,
-                links: FedLinks::on_sinks_thread(ex.input(), &job.gpu, job.ops, page_reader)?,
+                links: FedLinks::on_sinks_thread(
+                    ex.input(),
+                    &job.gpu,
+                    job.ops,
+                    page_reader,
+                    exports.len(),
+                )?,
             });
         }
         let processes = &plan.trace.objects.processes;

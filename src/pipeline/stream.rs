@@ -189,6 +189,22 @@ impl<'c> Reader<'c> {
         threads: ReadThreads,
         preparing: &mut dyn FnMut() -> Result<()>,
     ) -> Result<Reader<'c>> {
+        let every = 0..exports.len();
+        Self::open_share(exports, opts, plan, names, threads, preparing, every)
+    }
+
+    /// [`open`](Self::open), with the cursors of the inputs of `share` only (share.rs): every
+    /// input's decoding context is made all the same (the names it interns, the MPI receives
+    /// its messages are matched with).
+    pub(crate) fn open_share(
+        exports: &'c [Export],
+        opts: &Options,
+        plan: &Plan,
+        names: &mut Names,
+        threads: ReadThreads,
+        preparing: &mut dyn FnMut() -> Result<()>,
+        share: std::ops::Range<usize>,
+    ) -> Result<Reader<'c>> {
         let mut cxs: Vec<SourceCx> = Vec::with_capacity(exports.len());
         for (src, ex) in exports.iter().enumerate() {
             let d = &plan.discoveries[src];
@@ -209,9 +225,11 @@ impl<'c> Reader<'c> {
             cxs.push(cx);
         }
         // MPI messages: every input with MPI tables gets a receive index; sends look receives up.
-        let rank_sources: FastMap<u32, usize> = (plan.trace.objects.processes.iter())
-            .filter_map(|p| p.rank.map(|r| (r, p.source)))
-            .collect();
+        let rank_sources: std::sync::Arc<FastMap<u32, usize>> =
+            (plan.trace.objects.processes.iter())
+                .filter_map(|p| p.rank.map(|r| (r, p.source)))
+                .collect::<FastMap<_, _>>()
+                .into();
         let matching: Vec<bool> = (exports.iter().enumerate())
             .map(|(src, ex)| plan.families[src].contains(&Family::Mpi) && mpi_p2p::available(ex))
             .collect();
@@ -222,6 +240,7 @@ impl<'c> Reader<'c> {
             }
         }
         let queries = (exports.iter().enumerate())
+            .filter(|(src, _)| share.contains(src))
             .flat_map(|(src, ex)| {
                 let d = &plan.discoveries[src];
                 family_queries(
@@ -239,6 +258,12 @@ impl<'c> Reader<'c> {
             threads,
         };
         let cursors = Cursors::open(exports, cxs, queries, &plan.surveys, tuning, preparing)?;
+        for surveys in &plan.surveys {
+            surveys
+                .lock()
+                .expect("only this thread takes surveys")
+                .clear();
+        }
         Ok(Reader {
             cursors,
             heap: BinaryHeap::new(),
@@ -249,12 +274,13 @@ impl<'c> Reader<'c> {
     }
 
     /// Decodes every cursor's first record (which waits for SQLite's sort of its table, where
-    /// one is sorted: `preparing` is called after each).
+    /// one is sorted: `preparing` is called after each), then feeds the links; returns how many
+    /// names there were between the two.
     pub(crate) fn prime(
         &mut self,
         names: &mut Names,
         preparing: &mut dyn FnMut() -> Result<()>,
-    ) -> Result<()> {
+    ) -> Result<usize> {
         for i in 0..self.cursors.len() {
             self.cursors.advance(i, names)?;
             preparing()?;
@@ -262,10 +288,11 @@ impl<'c> Reader<'c> {
                 self.heap.push(Reverse((r.time(), r.family_rank(), i)));
             }
         }
+        let first_records = names.len();
         for i in 0..self.cursors.len() {
             self.feed(i, names)?;
         }
-        Ok(())
+        Ok(first_records)
     }
 
     /// Passes the calls cursor `i` read since the last time on to its link cursor, which
@@ -294,6 +321,23 @@ impl<'c> Reader<'c> {
         };
         batch.push(self.take_head(i, names));
         Ok(true)
+    }
+
+    /// [`next_into`](Self::next_into), telling how many names there were once the cursor
+    /// handed out last had moved on, before the record handed out now was (share.rs); `None`
+    /// when no record is left.
+    #[cfg(not(target_family = "wasm"))]
+    pub(crate) fn next_into_marked(
+        &mut self,
+        names: &mut Names,
+        batch: &mut Vec<Record>,
+    ) -> Result<Option<usize>> {
+        let Some(i) = self.next_cursor(names)? else {
+            return Ok(None);
+        };
+        let moved_on = names.len();
+        batch.push(self.take_head(i, names));
+        Ok(Some(moved_on))
     }
 
     /// The cursor whose head is the next record (the one handed out last having moved on).

@@ -61,6 +61,14 @@ impl TableCursor {
         }
     }
 
+    /// Lets go of the leaf it holds, until the next [`seek`](Self::seek) loads one: a reader
+    /// that seeks for every batch keeps no page between them (one per table of every input).
+    pub fn release(&mut self) {
+        self.leaf = Vec::new();
+        self.stack.clear();
+        self.at_end = true;
+    }
+
     /// Positions the cursor before the first row whose rowid is at least `min`.
     pub fn seek(&mut self, pager: &Pager, min: i64) -> Result<(), Damaged> {
         self.stack.clear();

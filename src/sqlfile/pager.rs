@@ -16,6 +16,12 @@ use crate::FastMap;
 /// memory first touched as they fill, so a larger cache costs page faults for few fewer reads.
 const CACHE_BYTES: usize = 512 << 10;
 
+/// Bytes of pages kept over the pagers of many inputs (one per rank): each keeps a share, as
+/// small as [`LEAST_PAGES`] (a walk's root, interior and leaf pages), so that what a run of
+/// a thousand ranks keeps does not grow with them (512 KiB each held 0.5 GB).
+const SHARED_BYTES: usize = 8 << 20;
+const LEAST_PAGES: usize = 4;
+
 /// The pages of one connection's main database.
 pub struct Pager<'c> {
     conn: &'c Connection,
@@ -39,9 +45,23 @@ impl<'c> Pager<'c> {
     /// without it, where pages cannot be read directly, or where the file's header breaks the
     /// format (the readers then go through SQLite, which names the damage).
     pub fn shared(conn: &'c Connection, page_reader: bool) -> Option<std::rc::Rc<Pager<'c>>> {
-        page_reader
-            .then(|| Pager::new(conn).ok().flatten().map(std::rc::Rc::new))
-            .flatten()
+        Self::shared_among(conn, page_reader, 1)
+    }
+
+    /// [`shared`](Self::shared) for one of `inputs` inputs read together: its cache is a
+    /// share of what all keep (see [`SHARED_BYTES`]).
+    pub fn shared_among(
+        conn: &'c Connection,
+        page_reader: bool,
+        inputs: usize,
+    ) -> Option<std::rc::Rc<Pager<'c>>> {
+        let mut pager = page_reader
+            .then(|| Pager::new(conn).ok().flatten())
+            .flatten()?;
+        let bytes = CACHE_BYTES.min(SHARED_BYTES / inputs.max(1));
+        let page_size = pager.page_size;
+        pager.cache = RefCell::new(Cache::new(page_size, bytes));
+        Some(std::rc::Rc::new(pager))
     }
 
     /// The pager of `conn`'s main database; `None` where pages cannot be read directly (no file
@@ -133,7 +153,7 @@ impl<'c> Pager<'c> {
         pager.page_size = page_size;
         pager.usable = usable;
         pager.pages = pages;
-        pager.cache = RefCell::new(Cache::new(page_size));
+        pager.cache = RefCell::new(Cache::new(page_size, CACHE_BYTES));
         #[cfg(not(target_family = "wasm"))]
         {
             pager.map = (pages as usize)
@@ -263,10 +283,11 @@ struct Cache {
 }
 
 impl Cache {
-    fn new(page_size: usize) -> Cache {
+    fn new(page_size: usize, bytes: usize) -> Cache {
+        let least = if bytes < CACHE_BYTES { LEAST_PAGES } else { 16 };
         Cache {
             page_size,
-            capacity: (CACHE_BYTES / page_size).max(16),
+            capacity: (bytes / page_size).max(least),
             ..Cache::default()
         }
     }

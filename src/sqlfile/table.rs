@@ -29,22 +29,24 @@ impl Table {
     /// apply: not an ordinary table, `WITHOUT ROWID`, generated or hidden columns.
     pub fn read(conn: &Connection, name: &str) -> rusqlite::Result<Option<Table>> {
         // PRAGMA table_list: type is 'table' for ordinary tables, wr is 1 for WITHOUT ROWID.
+        // Asked of the one table (its argument): listing every table of every schema, for
+        // each table, was most of the cost of setting up a reader of a small input.
+        // The three statements are prepared once per connection (each of its pagers asks for
+        // each table it reads: preparing them was most of the set-up of an input).
         let listed: Option<(String, i64)> = conn
-            .query_row(
-                "SELECT type, wr FROM pragma_table_list WHERE schema = 'main' AND name = ?1",
-                [name],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            .prepare_cached(
+                "SELECT type, wr FROM pragma_table_list(?1) WHERE schema = 'main' AND name = ?1",
+            )?
+            .query_row([name], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
         if !matches!(&listed, Some((kind, 0)) if kind == "table") {
             return Ok(None);
         }
         let found: Option<(i64, Option<String>)> = conn
-            .query_row(
+            .prepare_cached(
                 "SELECT rootpage, sql FROM sqlite_master WHERE type = 'table' AND name = ?1",
-                [name],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            )?
+            .query_row([name], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
         let Some((root, sql)) = found else {
             return Ok(None);
@@ -55,7 +57,7 @@ impl Table {
         if root == 0 {
             return Ok(None);
         }
-        let mut st = conn.prepare(
+        let mut st = conn.prepare_cached(
             "SELECT name, type, dflt_value IS NOT NULL, pk, hidden FROM pragma_table_xinfo(?1) ORDER BY cid",
         )?;
         let rows = st.query_map([name], |r| {

@@ -4,7 +4,8 @@
 /// Where a table's CREATE statement comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
-    /// `sqlite_master.sql` of this file in ../shared/traces (nsys 2026.2.1, schema 3.25.0).
+    /// `sqlite_master.sql` of this file in ../shared/traces (nsys 2026.2.1, schema 3.25.0, but
+    /// the MPI tables: our own nsys 2023.4 captures, the only real exports that have them).
     RealExport(&'static str),
     /// NVIDIA's SQLite schema reference: no real export we have holds the table.
     Documentation,
@@ -35,6 +36,7 @@ const MFU: Origin = Origin::RealExport("mfu_2gpu_before.sqlite");
 const JACC: Origin = Origin::RealExport("jacc_cg_trace.sqlite");
 const FUSER: Origin = Origin::RealExport("fuser_report1_a.sqlite");
 const ICON: Origin = Origin::RealExport("isc25icon_gpu.sqlite");
+const MPI4: Origin = Origin::RealExport("generated/mpi4/rank0.sqlite");
 const DOCS: Origin = Origin::Documentation;
 
 macro_rules! tables {
@@ -81,6 +83,11 @@ tables![
     ("CUPTI_ACTIVITY_KIND_OPENACC_LAUNCH", DOCS),
     ("CUPTI_ACTIVITY_KIND_OPENACC_OTHER", DOCS),
     ("ENUM_OPENACC_EVENT_KIND", FUSER),
+    ("MPI_P2P_EVENTS", MPI4),
+    ("MPI_COLLECTIVES_EVENTS", MPI4),
+    ("MPI_OTHER_EVENTS", MPI4),
+    ("MPI_RANKS", MPI4),
+    ("MPI_COMMUNICATORS", MPI4),
 ];
 
 /// The tables only some scenarios write (the families added for nsys2prv 0.6 parity), and the

@@ -232,6 +232,7 @@ pub struct Rows {
     pub metric_types: Vec<GpuMetricTypeRow>,
     pub metrics: Vec<GpuMetricRow>,
     pub payload_schemas: Vec<PayloadSchema>,
+    pub mpi: super::mpi::MpiRows,
     /// META_DATA_CAPTURE (name, value), in insertion order.
     pub capture: Vec<(String, String)>,
     /// Rows of the tables only some scenarios write ([`ExtraRows`]), by table, in order.

@@ -117,6 +117,7 @@ fn last_time(b: &ExportBuilder) -> i64 {
         .chain(r.graph_traces.iter().map(|g| g.at.end))
         .chain(r.runtime.iter().map(|c| c.end))
         .chain(r.nvtx.iter().map(|n| n.end.unwrap_or(n.start)))
+        .chain(r.mpi.other.iter().map(|m| m.end))
         .chain(r.metrics.iter().map(|m| m.timestamp));
     ends.max().unwrap_or(b.session.system_clock_ns)
 }
@@ -157,6 +158,7 @@ pub fn to_bytes(b: &ExportBuilder) -> Result<Vec<u8>> {
         tables.push(e.table);
         tables.extend(ddl::enums_of(e.table));
     }
+    tables.extend(super::mpi::tables(&r.mpi));
     // nsys writes every ENUM table, with its rows, whatever the capture holds.
     tables.extend(ddl::TABLES.iter().filter(|t| t.is_enum()).map(|t| t.name));
     {
@@ -275,7 +277,8 @@ fn fill(c: &Connection, b: &ExportBuilder) -> Result<()> {
             .map(|t| vec![int(t.name_id), int(20), int(t.global_tid)]),
     )?;
     fill_gpus(c, b)?;
-    super::write_activity::fill(c, b)
+    super::write_activity::fill(c, b)?;
+    super::mpi::fill(c, b)
 }
 
 /// The rows of TARGET_INFO_SYSTEM_ENV as (name, nameEnum, value), in nameEnum order: the enum

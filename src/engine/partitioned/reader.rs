@@ -26,6 +26,11 @@ fn grouped_batch(rows: u64) -> usize {
 }
 /// Rows fetched per query: the first batch of a run is small (many runs are short), then grows.
 const FIRST_BATCH: usize = 16;
+/// Rows of first batches over the inputs read together, as a rule: with one input per rank, a
+/// run holds its last two fetches for each of its ranks' resources (48 rows of 16 and 32 held
+/// ~40 KiB an input), so first batches shrink to [`LEAST_FIRST_BATCH`] past 64 inputs.
+const FIRST_ROWS: usize = 1024;
+const LEAST_FIRST_BATCH: usize = 4;
 const MAX_BATCH: usize = 512;
 /// Rows buffered over all runs at most (0.1–0.6 KiB each: 24 bytes per column its table gives,
 /// and its text; a run being read holds its last two fetches): with many resources busy at once
@@ -65,10 +70,10 @@ struct Meta {
 
 impl OpenRun {
     /// A run from rowid `lo` on whose rows hold the columns of `layout` (its member's).
-    fn new(lo: i64, layout: &Arc<[u16]>) -> OpenRun {
+    fn new(lo: i64, layout: &Arc<[u16]>, batch: usize) -> OpenRun {
         OpenRun {
             next_lo: lo,
-            batch: FIRST_BATCH,
+            batch,
             done: false,
             rows: RowBlock::with_layout(layout.clone()),
             meta: Vec::new(),
@@ -147,6 +152,8 @@ pub struct PartitionedRows<'c> {
     heap: BinaryHeap<Reverse<HeadKey>>,
     /// Largest batch of one run (see [`ROW_BUDGET`]).
     max_batch: usize,
+    /// A run's first batch (see [`PartitionedRows::among`]).
+    first_batch: usize,
     /// The last fetch of the run that ended last: the row handed out last may be there.
     finished: RowBlock,
     /// Where the row handed out last lies.
@@ -277,6 +284,7 @@ impl<'c> PartitionedRows<'c> {
             heap: BinaryHeap::new(),
             max_batch: (ROW_BUDGET / (2 * most_overlapping(&survey.runs).max(1)))
                 .clamp(FIRST_BATCH, MAX_BATCH),
+            first_batch: FIRST_BATCH,
             finished: RowBlock::new(spec.columns.len()),
             last: RowAt {
                 block: Block::Finished,
@@ -340,13 +348,20 @@ impl<'c> PartitionedRows<'c> {
         }
     }
 
+    /// The reader as one of `inputs` inputs read together: its runs start with smaller
+    /// batches where there are many (see [`FIRST_ROWS`]).
+    pub fn among(mut self, inputs: usize) -> Self {
+        self.first_batch = (FIRST_ROWS / inputs.max(1)).clamp(LEAST_FIRST_BATCH, FIRST_BATCH);
+        self
+    }
+
     /// Opens a run if needed and makes sure it has a buffered row, unless it is finished.
     fn fill(&mut self, r: usize, file: &str) -> Result<()> {
         let run = &self.survey.runs[r];
         let layout = &self.layouts[run.member];
         let grouped = self.grouped[run.member];
         let o = self.open[r].get_or_insert_with(|| {
-            let mut o = OpenRun::new(run.lo, layout);
+            let mut o = OpenRun::new(run.lo, layout, self.first_batch);
             if grouped {
                 o.batch = grouped_batch(run.rows);
             }
@@ -463,6 +478,8 @@ impl<'c> PartitionedRows<'c> {
             keep_page_row(o, compiled, &row, n, f).map_err(|()| damaged(file, what))?;
             got += 1;
         }
+        // The next fetch seeks again (the leaf held would only add to what each input keeps).
+        cursor.release();
         Ok(got)
     }
 

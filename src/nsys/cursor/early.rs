@@ -40,6 +40,12 @@ impl EarlySurveys {
             .and_then(|(_, outcome)| outcome.take())
     }
 
+    /// Forgets what was not taken: the readers are open (a spec is ~2 KiB an input).
+    pub fn clear(&mut self) {
+        self.surveys = Vec::new();
+        self.keys = None;
+    }
+
     /// The keys of `spec`, if discovery collected them (taken once).
     pub(super) fn take_keys(&mut self, spec: &KeySpec) -> FoundSortKeys {
         match &mut self.keys {

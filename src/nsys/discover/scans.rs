@@ -75,14 +75,21 @@ enum Added {
 /// not prepass/lockstep.rs's `TakeRow`, which takes SQL rows and says whether to go on.
 type Consumer<'a> = Box<dyn FnMut(&dyn Fields) -> rusqlite::Result<()> + Send + 'a>;
 
+/// Bytes of an export from which discovery shares its table passes with a second thread: below,
+/// the thread and its connection (~1 ms: the schema read again) cost more than the passes
+/// (a pass over 4 MiB takes ~3 ms), which counts once per input of a run of many ranks.
+#[cfg(not(target_family = "wasm"))]
+const TWO_THREADS_FROM: u64 = 4 << 20;
+
 impl<'a> Batch<'a> {
     /// `direct`: read pages directly where a query allows it; `two_threads`: the table passes
-    /// may be shared with a second thread where the export was opened from a file (natively).
+    /// may be shared with a second thread where the export was opened from a file (natively)
+    /// and is big enough for it ([`TWO_THREADS_FROM`]).
     pub fn new(ex: &'a Export, page_reader: bool, two_threads: bool) -> Batch<'a> {
         let set = Prepass::new(&ex.conn, page_reader);
         #[cfg(not(target_family = "wasm"))]
         let set = match (&ex.path, two_threads) {
-            (Some(file), true) => set.second_thread(file),
+            (Some(file), true) if ex.file_bytes() >= TWO_THREADS_FROM => set.second_thread(file),
             _ => set,
         };
         #[cfg(target_family = "wasm")]
