@@ -12,7 +12,9 @@ pub mod objects;
 pub mod record;
 pub mod sink;
 
-pub use annotation::{Annotation, AnnotationKind, CudaEventUse, GpuMemoryChange, OpenMpRegion};
+pub use annotation::{
+    Annotation, AnnotationKind, CpuCounterSample, CudaEventUse, GpuMemoryChange, OpenMpRegion,
+};
 pub use names::{NameId, Names};
 pub use objects::{Device, Host, ObjectModel, Process, ThreadId, ThreadKind, ThreadObj};
 pub use record::*;

@@ -7,6 +7,7 @@
 //! and `cursor` on top, which calls each family's decoder.
 
 pub mod context;
+pub mod cpu_counters;
 pub mod cuda_events;
 pub mod cursor;
 pub mod discover;

@@ -41,10 +41,12 @@ pub enum Family {
     /// OpenMP parallel regions, implicit tasks and barriers (OPENMP_EVENT_KIND_*).
     #[serde(rename = "openmp")]
     OpenMp,
+    /// Sampled CPU performance counters (PERF_EVENT_CPU_RAW_EVENT), on the threads that ran.
+    CpuCounters,
 }
 
 impl Family {
-    pub const ALL: [Family; 15] = [
+    pub const ALL: [Family; 16] = [
         Family::Kernel,
         Family::Memcpy,
         Family::Memset,
@@ -60,6 +62,7 @@ impl Family {
         Family::Pthread,
         Family::GpuMemory,
         Family::OpenMp,
+        Family::CpuCounters,
     ];
 
     pub fn name(self) -> &'static str {
@@ -79,6 +82,7 @@ impl Family {
             Family::Pthread => "pthread",
             Family::GpuMemory => "gpu-memory",
             Family::OpenMp => "openmp",
+            Family::CpuCounters => "cpu-counters",
         }
     }
 
@@ -98,6 +102,10 @@ impl Family {
                 "OPENMP_EVENT_KIND_PARALLEL",
                 "OPENMP_EVENT_KIND_TASK",
                 "OPENMP_EVENT_KIND_SYNC_REGION",
+            ],
+            Family::CpuCounters => &[
+                "PERF_EVENT_SOC_OR_CPU_RAW_EVENT",
+                "PERF_EVENT_CPU_RAW_EVENT",
             ],
             Family::GpuMetrics => &["GPU_METRICS"],
             Family::Sched => &["SCHED_EVENTS"],
@@ -150,6 +158,7 @@ impl FromStr for Family {
             "pthread" | "pthreads" => Family::Pthread,
             "gpu-memory" | "memory-usage" | "gpu-memory-usage" => Family::GpuMemory,
             "openmp" | "omp" | "ompt" => Family::OpenMp,
+            "cpu-counters" | "cpu-counter" | "cpu-raw-counters" => Family::CpuCounters,
             _ => {
                 let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
                 return Err(format!(

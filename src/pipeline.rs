@@ -248,7 +248,7 @@ impl Delivery<'_, '_, '_> {
 }
 
 /// The families' names as a conversion's summary counts records ([`record_family`]).
-pub(crate) const FAMILY_NAMES: [&str; 20] = [
+pub(crate) const FAMILY_NAMES: [&str; 21] = [
     "kernel",
     "memcpy",
     "memset",
@@ -269,6 +269,7 @@ pub(crate) const FAMILY_NAMES: [&str; 20] = [
     "pthread",
     "gpu-memory",
     "openmp",
+    "cpu-counters",
 ];
 
 /// The family of a record: its name's index in [`FAMILY_NAMES`] (a number, so that the reader
@@ -301,6 +302,7 @@ pub(crate) fn record_family(r: &crate::model::Record) -> usize {
             crate::model::AnnotationKind::Pthread => 17,
             crate::model::AnnotationKind::GpuMemory(_) => 18,
             crate::model::AnnotationKind::OpenMp(_) => 19,
+            crate::model::AnnotationKind::CpuCounter(_) => 20,
         },
         Record::Link(l) => match l.kind {
             LinkKind::Launch => 14,

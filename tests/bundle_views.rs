@@ -124,11 +124,12 @@ fn check_bundle(paths: &[PathBuf]) -> (Vec<String>, Vec<String>) {
 fn every_cfg_of_the_sample_bundle_applies_to_its_trace() {
     let (shipped, left_out) = check_bundle(&[sample()]);
     // 4 kernels, memcpys and API calls, CUDA events and pthread calls: no NCCL, no NVTX, no
-    // GPU memory usage, no OpenMP.
+    // GPU memory usage, no OpenMP, no CPU counters.
     assert_eq!(
         left_out,
         [
             "comm_compute_overlap.cfg",
+            "families/cpu_counters.cfg",
             "families/gpu_memory.cfg",
             "families/openmp_barriers.cfg",
             "model/nccl_bandwidth.cfg",

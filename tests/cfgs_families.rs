@@ -1,7 +1,8 @@
 //! The views of the nsys2prv 0.6 families and of the POP model (cfgs/families/, cfgs/model/):
 //! each parses cleanly with a description, applies with no finding to the trace it is meant for
-//! (the shipped sample, the synthetic `gpu_memory`, `openmp` and `ddp4` exports), does not apply where its
-//! types are absent, and, where `PARAMEDIR` names BSC's paramedir, loads there and computes.
+//! (the shipped sample, the synthetic `gpu_memory`, `openmp`, `cpu_counters` and `ddp4`
+//! exports), does not apply where its types are absent, and, where `PARAMEDIR` names BSC's
+//! paramedir, loads there and computes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,6 +20,11 @@ const VIEWS: &[(&str, Trace, Trace)] = &[
     ("families/pthread_calls.cfg", Trace::Sample, Trace::Ddp4),
     ("families/gpu_memory.cfg", Trace::GpuMemory, Trace::Sample),
     ("families/openmp_barriers.cfg", Trace::OpenMp, Trace::Sample),
+    (
+        "families/cpu_counters.cfg",
+        Trace::CpuCounters,
+        Trace::Sample,
+    ),
     ("model/device_state.cfg", Trace::Ddp4, Trace::GpuMemory),
     ("model/nccl_bandwidth.cfg", Trace::Ddp4, Trace::Sample),
 ];
@@ -33,6 +39,8 @@ enum Trace {
     Ddp4,
     /// The synthetic `openmp` export: OpenMP regions, no GPU.
     OpenMp,
+    /// The synthetic `cpu_counters` export: CPU counter samples on two threads, no GPU.
+    CpuCounters,
 }
 
 /// A folder of its own for each call (tests run in parallel and write the same names).
@@ -57,6 +65,7 @@ fn export(t: Trace, folder: &Path) -> PathBuf {
         Trace::GpuMemory => "gpu_memory",
         Trace::Ddp4 => "ddp4",
         Trace::OpenMp => "openmp",
+        Trace::CpuCounters => "cpu_counters",
     };
     let path = folder.join(format!("{scenario}.sqlite"));
     let built = prvsight::synth::build(scenario, 1).unwrap();
@@ -183,6 +192,8 @@ fn paramedir_computes_each_view_on_its_trace() {
             "families/gpu_memory.cfg" => assert_eq!(max, 960.0 * 1048576.0, "{name}"),
             // Event ids 1 and 2 of the sample.
             "families/cuda_events.cfg" => assert_eq!(max, 2.0, "{name}"),
+            // The largest count: core 0's cache misses in the last sample (3e6 + 4e3 + 9).
+            "families/cpu_counters.cfg" => assert_eq!(max, 3_004_009.0, "{name}"),
             _ => assert!(max > 0.0, "{name}: nothing computed"),
         }
     }

@@ -378,8 +378,10 @@ impl<'w> ChromeWriter<'w> {
     /// A CUDA event or pthread call: a complete event over its call, `cat` its family. A GPU
     /// memory change: a counter of the memory in use.
     fn annotation(&mut self, a: &Annotation, names: &Names) {
-        if let AnnotationKind::GpuMemory(m) = &a.kind {
-            return self.memory_counter(a.thread, a.start, m);
+        match &a.kind {
+            AnnotationKind::GpuMemory(m) => return self.memory_counter(a.thread, a.start, m),
+            AnnotationKind::CpuCounter(c) => return self.cpu_counter(a, c.count, names),
+            _ => {}
         }
         let span = (a.start, a.end);
         let region = match &a.kind {
@@ -421,6 +423,25 @@ impl<'w> ChromeWriter<'w> {
             .head("C", "gpu-memory", Name::Plain(&name), pid, tid, ts);
         self.out.write_raw(b",\"args\":{\"bytes\":");
         push_u64(&mut self.out.buf, m.in_use);
+        self.out.write_raw(b"}}");
+        self.stats.counters += 1;
+    }
+
+    /// A CPU counter's count on the thread that ran (a counter per thread: one process's
+    /// threads would otherwise share it).
+    fn cpu_counter(&mut self, a: &Annotation, count: u64, names: &Names) {
+        let Some(ts) = self.point(a.start) else {
+            return;
+        };
+        let i = a.thread.0 as usize;
+        let tid = self.threads[i].main.first().unwrap_or(0);
+        let counter = a.call.map_or("CPU counter", |n| names.get(n));
+        let name = format!("{counter} (thread {tid})");
+        let pid = self.pid_of[i];
+        self.out
+            .head("C", "cpu-counters", Name::Plain(&name), pid, tid, ts);
+        self.out.write_raw(b",\"args\":{\"count\":");
+        push_u64(&mut self.out.buf, count);
         self.out.write_raw(b"}}");
         self.stats.counters += 1;
     }

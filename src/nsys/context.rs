@@ -47,6 +47,8 @@ pub struct SourceCx<'c> {
     pub warnings: BTreeMap<String, u64>,
     /// Device memory in use per (globalPid key, CUDA device), as GPU memory usage rows come.
     pub gpu_memory_in_use: FastMap<(i64, u32), u64>,
+    /// CPU → globalTid of the thread last scheduled in on it, as CPU counter rows come.
+    pub cpu_threads: FastMap<i64, Option<i64>>,
 }
 
 impl SourceCx<'_> {
@@ -75,6 +77,7 @@ impl SourceCx<'_> {
             recv_lookup: None,
             warnings: BTreeMap::new(),
             gpu_memory_in_use: FastMap::default(),
+            cpu_threads: FastMap::default(),
         }
     }
 

@@ -18,6 +18,7 @@ pub enum CursorKind {
     Pthread,
     GpuMemory,
     OpenMp,
+    CpuCounters,
 }
 
 /// A prepared, time-ordered query of one family in one export.

@@ -576,6 +576,10 @@ impl Sink for ParaverWriter<'_> {
             ),
             Record::Annotation(a) => {
                 let (pairs, labels) = super::annotations::events(a);
+                if let (AnnotationKind::CpuCounter(_), Some(name)) = (&a.kind, a.call) {
+                    // Its type is named by the counter, like a GPU metric's.
+                    self.metric_labels.insert(pairs[0].0, name);
+                }
                 if a.is_instant() {
                     for (&(ty, value), &l) in pairs.iter().zip(&labels) {
                         self.point_event(a.thread, a.start, ty, l, value)?;

@@ -185,7 +185,11 @@ fn no_events(ex: &Export, opts: &Options) -> Error {
     let what: Vec<&str> = Family::ALL
         .iter()
         .filter(|f| opts.wants(**f))
-        .map(|f| f.table())
+        .map(|f| match f {
+            // Counters only go to threads the other families have.
+            Family::CpuCounters => "CPU counters (on the threads of other families)",
+            _ => f.table(),
+        })
         .collect();
     Error::BadData {
         file: ex.label.clone(),

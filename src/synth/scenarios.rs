@@ -2,6 +2,7 @@
 //! Timelines are simulated: GPU work is planned from durations and dependencies (identical for
 //! every seed), host calls are issued ahead of it with seeded jitter (see [`sched`]).
 
+pub mod cpu_counters;
 mod ddp4;
 pub mod gpu_memory;
 mod gpu_metrics;
@@ -55,6 +56,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "openmp",
         "4 OpenMP threads in 3 parallel regions with imbalanced implicit barriers (OMPT)",
     ),
+    (
+        "cpu_counters",
+        "CPU counter samples of 2 threads moving between 3 cores (PERF_EVENT_CPU_RAW_EVENT)",
+    ),
 ];
 
 /// Builds scenario `name`; `seed` only moves host-side timings.
@@ -68,6 +73,7 @@ pub fn build(name: &str, seed: u64) -> Result<Scenario> {
         "gpu_metrics" => gpu_metrics::build(seed),
         "gpu_memory" => gpu_memory::build(seed),
         "openmp" => openmp::build(seed),
+        "cpu_counters" => cpu_counters::build(seed),
         _ => Err(Error::Usage(format!(
             "unknown scenario '{name}' (known: {})",
             SCENARIOS.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")

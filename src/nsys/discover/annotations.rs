@@ -1,12 +1,13 @@
 //! The resources of the families that annotate others' (model/annotation.rs): the threads of
 //! the calls CUDA events and pthread calls sit on, where the family of those calls is not
-//! converted and so has not found them; the GPU streams GPU memory usage goes to.
+//! converted and so has not found them; the GPU streams GPU memory usage goes to; the time
+//! span of CPU counter samples (they go to threads other families found).
 
 use super::scans::{rows, scalar};
 use super::Discovery;
 use crate::error::Result;
 use crate::nsys::ids::{pid_of, process_key};
-use crate::nsys::{cuda_events, gpu_memory, openmp, pthread, Export, Schema};
+use crate::nsys::{cpu_counters, cuda_events, gpu_memory, openmp, pthread, Export, Schema};
 use crate::options::Family;
 
 /// Each annotating family, the family whose calls it annotates, and its SQL.
@@ -31,6 +32,7 @@ pub(super) fn present(ex: &Export, family: Family) -> Option<Result<bool>> {
     let presence = match family {
         Family::GpuMemory => gpu_memory::presence_sql,
         Family::OpenMp => openmp::presence_sql,
+        Family::CpuCounters => cpu_counters::presence_sql,
         _ => ANNOTATING.iter().find(|(f, ..)| *f == family)?.2,
     };
     Some(match presence(&ex.schema) {
@@ -105,6 +107,31 @@ pub(super) fn find_memory_streams(ex: &Export, d: &mut Discovery) -> Result<()> 
         d.processes
             .entry(pkey)
             .or_insert((pid_of(gpid), String::new()));
+        d.record_estimate += n as u64;
+        d.widen(lo, hi);
+    }
+    Ok(())
+}
+
+/// Widens the span by the CPU counter samples' and counts them (they add no thread: where no
+/// other family found one, the family is left out).
+pub(super) fn find_counter_span(ex: &Export, d: &mut Discovery) -> Result<()> {
+    let family = Family::CpuCounters;
+    if d.host_threads.is_empty() {
+        d.families.remove(&family);
+    }
+    let Some(sql) = d
+        .families
+        .contains(&family)
+        .then(|| cpu_counters::span_sql(&ex.schema))
+        .flatten()
+    else {
+        return Ok(());
+    };
+    let found = rows(ex, family.name(), &sql, [], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)?))
+    })?;
+    for (lo, hi, n) in found {
         d.record_estimate += n as u64;
         d.widen(lo, hi);
     }
