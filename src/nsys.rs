@@ -20,6 +20,7 @@ pub mod ids;
 pub mod links;
 pub mod mpi_bounds;
 pub mod mpi_p2p;
+pub mod nic;
 pub mod nvtx;
 pub mod openmp;
 pub mod pthread;

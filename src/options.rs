@@ -43,10 +43,12 @@ pub enum Family {
     OpenMp,
     /// Sampled CPU performance counters (PERF_EVENT_CPU_RAW_EVENT), on the threads that ran.
     CpuCounters,
+    /// Sampled NIC/InfiniBand metrics (NET_NIC_METRIC), on a thread per NIC.
+    Nic,
 }
 
 impl Family {
-    pub const ALL: [Family; 16] = [
+    pub const ALL: [Family; 17] = [
         Family::Kernel,
         Family::Memcpy,
         Family::Memset,
@@ -63,6 +65,7 @@ impl Family {
         Family::GpuMemory,
         Family::OpenMp,
         Family::CpuCounters,
+        Family::Nic,
     ];
 
     pub fn name(self) -> &'static str {
@@ -83,6 +86,7 @@ impl Family {
             Family::GpuMemory => "gpu-memory",
             Family::OpenMp => "openmp",
             Family::CpuCounters => "cpu-counters",
+            Family::Nic => "nic",
         }
     }
 
@@ -107,6 +111,7 @@ impl Family {
                 "PERF_EVENT_SOC_OR_CPU_RAW_EVENT",
                 "PERF_EVENT_CPU_RAW_EVENT",
             ],
+            Family::Nic => &["NET_NIC_METRIC"],
             Family::GpuMetrics => &["GPU_METRICS"],
             Family::Sched => &["SCHED_EVENTS"],
             Family::Graphs => &["CUPTI_ACTIVITY_KIND_GRAPH_TRACE"],
@@ -159,6 +164,7 @@ impl FromStr for Family {
             "gpu-memory" | "memory-usage" | "gpu-memory-usage" => Family::GpuMemory,
             "openmp" | "omp" | "ompt" => Family::OpenMp,
             "cpu-counters" | "cpu-counter" | "cpu-raw-counters" => Family::CpuCounters,
+            "nic" | "nics" | "nic-metrics" => Family::Nic,
             _ => {
                 let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
                 return Err(format!(

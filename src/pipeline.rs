@@ -248,7 +248,7 @@ impl Delivery<'_, '_, '_> {
 }
 
 /// The families' names as a conversion's summary counts records ([`record_family`]).
-pub(crate) const FAMILY_NAMES: [&str; 21] = [
+pub(crate) const FAMILY_NAMES: [&str; 22] = [
     "kernel",
     "memcpy",
     "memset",
@@ -270,6 +270,7 @@ pub(crate) const FAMILY_NAMES: [&str; 21] = [
     "gpu-memory",
     "openmp",
     "cpu-counters",
+    "nic",
 ];
 
 /// The family of a record: its name's index in [`FAMILY_NAMES`] (a number, so that the reader
@@ -303,6 +304,7 @@ pub(crate) fn record_family(r: &crate::model::Record) -> usize {
             crate::model::AnnotationKind::GpuMemory(_) => 18,
             crate::model::AnnotationKind::OpenMp(_) => 19,
             crate::model::AnnotationKind::CpuCounter(_) => 20,
+            crate::model::AnnotationKind::NicMetric(_) => 21,
         },
         Record::Link(l) => match l.kind {
             LinkKind::Launch => 14,

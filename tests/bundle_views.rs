@@ -124,13 +124,14 @@ fn check_bundle(paths: &[PathBuf]) -> (Vec<String>, Vec<String>) {
 fn every_cfg_of_the_sample_bundle_applies_to_its_trace() {
     let (shipped, left_out) = check_bundle(&[sample()]);
     // 4 kernels, memcpys and API calls, CUDA events and pthread calls: no NCCL, no NVTX, no
-    // GPU memory usage, no OpenMP, no CPU counters.
+    // GPU memory usage, no OpenMP, no CPU counters, no NIC metrics.
     assert_eq!(
         left_out,
         [
             "comm_compute_overlap.cfg",
             "families/cpu_counters.cfg",
             "families/gpu_memory.cfg",
+            "families/nic_bytes_sent.cfg",
             "families/openmp_barriers.cfg",
             "model/nccl_bandwidth.cfg",
             "nccl_kernels.cfg",

@@ -1,7 +1,7 @@
 //! The views of the nsys2prv 0.6 families and of the POP model (cfgs/families/, cfgs/model/):
 //! each parses cleanly with a description, applies with no finding to the trace it is meant for
-//! (the shipped sample, the synthetic `gpu_memory`, `openmp`, `cpu_counters` and `ddp4`
-//! exports), does not apply where its types are absent, and, where `PARAMEDIR` names BSC's
+//! (the shipped sample, the synthetic `gpu_memory`, `openmp`, `cpu_counters`, `nic` and
+//! `ddp4` exports), does not apply where its types are absent, and, where `PARAMEDIR` names BSC's
 //! paramedir, loads there and computes.
 
 use std::path::{Path, PathBuf};
@@ -25,6 +25,11 @@ const VIEWS: &[(&str, Trace, Trace)] = &[
         Trace::CpuCounters,
         Trace::Sample,
     ),
+    (
+        "families/nic_bytes_sent.cfg",
+        Trace::Nic,
+        Trace::CpuCounters,
+    ),
     ("model/device_state.cfg", Trace::Ddp4, Trace::GpuMemory),
     ("model/nccl_bandwidth.cfg", Trace::Ddp4, Trace::Sample),
 ];
@@ -41,6 +46,8 @@ enum Trace {
     OpenMp,
     /// The synthetic `cpu_counters` export: CPU counter samples on two threads, no GPU.
     CpuCounters,
+    /// The synthetic `nic` export: an InfiniBand and an Ethernet NIC's metrics.
+    Nic,
 }
 
 /// A folder of its own for each call (tests run in parallel and write the same names).
@@ -66,6 +73,7 @@ fn export(t: Trace, folder: &Path) -> PathBuf {
         Trace::Ddp4 => "ddp4",
         Trace::OpenMp => "openmp",
         Trace::CpuCounters => "cpu_counters",
+        Trace::Nic => "nic",
     };
     let path = folder.join(format!("{scenario}.sqlite"));
     let built = prvsight::synth::build(scenario, 1).unwrap();
@@ -194,6 +202,8 @@ fn paramedir_computes_each_view_on_its_trace() {
             "families/cuda_events.cfg" => assert_eq!(max, 2.0, "{name}"),
             // The largest count: core 0's cache misses in the last sample (3e6 + 4e3 + 9).
             "families/cpu_counters.cfg" => assert_eq!(max, 3_004_009.0, "{name}"),
+            // The InfiniBand NIC's peak: 6 MB sent in a millisecond.
+            "families/nic_bytes_sent.cfg" => assert_eq!(max, 6_000_000.0, "{name}"),
             _ => assert!(max > 0.0, "{name}: nothing computed"),
         }
     }

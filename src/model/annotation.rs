@@ -1,6 +1,7 @@
 //! Records of the families that annotate a thread with events and leave its state alone: the
 //! CUDA events a call recorded or waited for, the pthread calls among the OS runtime's, the GPU
-//! memory a process allocated or freed, the CPU counters sampled while a thread ran. Each may cover a call that other families convert too,
+//! memory a process allocated or freed, the CPU counters sampled while a thread ran, the metrics
+//! of a NIC (on a thread of its own). Each may cover a call that other families convert too,
 //! so it must not change what they write:
 //! its call's name is interned only as it is handed out ([`Annotation::resolve`]), after the
 //! record of that call, so names keep the ids (and the trace the values) they have without it.
@@ -53,6 +54,14 @@ pub struct CpuCounterSample {
     pub count: u64,
 }
 
+/// A sampled NIC metric (NET_NIC_METRIC), on the NIC's thread.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NicSample {
+    /// TARGET_INFO_NETWORK_METRICS `metricsIdx` of the metric.
+    pub metric: u32,
+    pub value: u64,
+}
+
 /// What an [`Annotation`] is.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum AnnotationKind {
@@ -62,6 +71,7 @@ pub enum AnnotationKind {
     GpuMemory(GpuMemoryChange),
     OpenMp(OpenMpRegion),
     CpuCounter(CpuCounterSample),
+    NicMetric(NicSample),
 }
 
 /// An interval of events on one thread, with no state of its own.
@@ -71,7 +81,7 @@ pub struct Annotation {
     pub start: Ns,
     pub end: Ns,
     /// The call (cudaEventRecord, pthread_mutex_lock …; CUDA calls without their `_vNNNN`
-    /// suffix), or a CPU counter's name, once [`resolve`](Self::resolve)d; none for GPU memory.
+    /// suffix), or a CPU counter's or NIC metric's name, once [`resolve`](Self::resolve)d; none for GPU memory.
     pub call: Option<NameId>,
     /// The call's name until it is interned.
     #[serde(skip)]
@@ -88,14 +98,17 @@ impl Annotation {
             AnnotationKind::GpuMemory(_) => "gpu-memory",
             AnnotationKind::OpenMp(_) => "openmp",
             AnnotationKind::CpuCounter(_) => "cpu-counters",
+            AnnotationKind::NicMetric(_) => "nic",
         }
     }
 
-    /// GPU memory changes and counter samples are instants; the others span their call.
+    /// GPU memory changes and samples are instants; the others span their call.
     pub fn is_instant(&self) -> bool {
         matches!(
             self.kind,
-            AnnotationKind::GpuMemory(_) | AnnotationKind::CpuCounter(_)
+            AnnotationKind::GpuMemory(_)
+                | AnnotationKind::CpuCounter(_)
+                | AnnotationKind::NicMetric(_)
         )
     }
 

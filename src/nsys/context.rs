@@ -49,6 +49,8 @@ pub struct SourceCx<'c> {
     pub gpu_memory_in_use: FastMap<(i64, u32), u64>,
     /// CPU → globalTid of the thread last scheduled in on it, as CPU counter rows come.
     pub cpu_threads: FastMap<i64, Option<i64>>,
+    /// NIC (`globalId` of its samples) → its thread.
+    pub nic_threads: FastMap<i64, ThreadId>,
 }
 
 impl SourceCx<'_> {
@@ -78,6 +80,7 @@ impl SourceCx<'_> {
             warnings: BTreeMap::new(),
             gpu_memory_in_use: FastMap::default(),
             cpu_threads: FastMap::default(),
+            nic_threads: FastMap::default(),
         }
     }
 

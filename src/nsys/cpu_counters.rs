@@ -151,5 +151,5 @@ pub fn decode<R: Fields + ?Sized>(row: &R, cx: &mut SourceCx) -> Result<Option<R
     ))))
 }
 
-/// Event ids that fit under the counters' Paraver types (66600000 + id, below 2^32).
-const CPU_COUNTER_IDS: u32 = u32::MAX - 66_600_000;
+/// Event ids that fit under the counters' Paraver types (66600000 + id, below the NIC metrics').
+const CPU_COUNTER_IDS: u32 = 100_000;

@@ -247,6 +247,7 @@ fn decode<R: Fields + ?Sized>(
         CursorKind::GpuMemory => super::gpu_memory::decode(row, cx),
         CursorKind::OpenMp => super::openmp::decode(row, cx),
         CursorKind::CpuCounters => super::cpu_counters::decode(row, cx),
+        CursorKind::Nic => super::nic::decode(row, cx),
     }
 }
 

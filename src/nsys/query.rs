@@ -19,6 +19,7 @@ pub enum CursorKind {
     GpuMemory,
     OpenMp,
     CpuCounters,
+    Nic,
 }
 
 /// A prepared, time-ordered query of one family in one export.

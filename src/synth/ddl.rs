@@ -213,7 +213,11 @@ pub const EXTRA_TABLES: &[(TableDdl, &[&str])] = &[
             script: include_str!("ddl/TARGET_INFO_NIC_INFO.sql"),
             origin: FUSER,
         },
-        &["ENUM_NET_DEVICE_ID", "ENUM_NET_VENDOR_ID"],
+        &[
+            "ENUM_NET_DEVICE_ID",
+            "ENUM_NET_VENDOR_ID",
+            "ENUM_NET_LINK_TYPE",
+        ],
     ),
     (
         TableDdl {
@@ -227,6 +231,14 @@ pub const EXTRA_TABLES: &[(TableDdl, &[&str])] = &[
         TableDdl {
             name: "ENUM_NET_VENDOR_ID",
             script: include_str!("ddl/ENUM_NET_VENDOR_ID.sql"),
+            origin: FUSER,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "ENUM_NET_LINK_TYPE",
+            script: include_str!("ddl/ENUM_NET_LINK_TYPE.sql"),
             origin: FUSER,
         },
         &[],

@@ -7,6 +7,7 @@ mod ddp4;
 pub mod gpu_memory;
 mod gpu_metrics;
 mod graphs;
+pub mod nic;
 pub mod openmp;
 mod pipeline4;
 pub(crate) mod sched;
@@ -60,6 +61,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "cpu_counters",
         "CPU counter samples of 2 threads moving between 3 cores (PERF_EVENT_CPU_RAW_EVENT)",
     ),
+    (
+        "nic",
+        "NIC metrics of an InfiniBand and an Ethernet NIC every ms (NET_NIC_METRIC)",
+    ),
 ];
 
 /// Builds scenario `name`; `seed` only moves host-side timings.
@@ -74,6 +79,7 @@ pub fn build(name: &str, seed: u64) -> Result<Scenario> {
         "gpu_memory" => gpu_memory::build(seed),
         "openmp" => openmp::build(seed),
         "cpu_counters" => cpu_counters::build(seed),
+        "nic" => nic::build(seed),
         _ => Err(Error::Usage(format!(
             "unknown scenario '{name}' (known: {})",
             SCENARIOS.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")

@@ -1,13 +1,13 @@
 //! The resources of the families that annotate others' (model/annotation.rs): the threads of
 //! the calls CUDA events and pthread calls sit on, where the family of those calls is not
 //! converted and so has not found them; the GPU streams GPU memory usage goes to; the time
-//! span of CPU counter samples (they go to threads other families found).
+//! span of CPU counter samples (they go to threads other families found); the NICs with metrics.
 
 use super::scans::{rows, scalar};
 use super::Discovery;
 use crate::error::Result;
 use crate::nsys::ids::{pid_of, process_key};
-use crate::nsys::{cpu_counters, cuda_events, gpu_memory, openmp, pthread, Export, Schema};
+use crate::nsys::{cpu_counters, cuda_events, gpu_memory, nic, openmp, pthread, Export, Schema};
 use crate::options::Family;
 
 /// Each annotating family, the family whose calls it annotates, and its SQL.
@@ -33,6 +33,7 @@ pub(super) fn present(ex: &Export, family: Family) -> Option<Result<bool>> {
         Family::GpuMemory => gpu_memory::presence_sql,
         Family::OpenMp => openmp::presence_sql,
         Family::CpuCounters => cpu_counters::presence_sql,
+        Family::Nic => nic::presence_sql,
         _ => ANNOTATING.iter().find(|(f, ..)| *f == family)?.2,
     };
     Some(match presence(&ex.schema) {
@@ -134,6 +135,46 @@ pub(super) fn find_counter_span(ex: &Export, d: &mut Discovery) -> Result<()> {
     for (lo, hi, n) in found {
         d.record_estimate += n as u64;
         d.widen(lo, hi);
+    }
+    Ok(())
+}
+
+/// The NICs with metric samples, named where the export describes them, and their span.
+pub(super) fn find_nics(ex: &Export, d: &mut Discovery) -> Result<()> {
+    let family = Family::Nic;
+    let Some(sql) = (d.families.contains(&family))
+        .then(|| nic::nics_sql(&ex.schema))
+        .flatten()
+    else {
+        return Ok(());
+    };
+    let found = rows(ex, family.name(), &sql, [], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get::<_, i64>(3)?,
+        ))
+    })?;
+    for (global_id, lo, hi, n) in found {
+        d.nics.insert(global_id, nic::NicFound::default());
+        d.record_estimate += n as u64;
+        d.widen(lo, hi);
+    }
+    let Some(sql) = nic::names_sql(&ex.schema) else {
+        return Ok(());
+    };
+    let named = rows(ex, nic::ID_MAP, &sql, [], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+    })?;
+    for (global_id, nic_id, name, device) in named {
+        if let Some(found) = d.nics.get_mut(&global_id) {
+            *found = nic::NicFound {
+                nic_id,
+                name,
+                device,
+            };
+        }
     }
     Ok(())
 }
