@@ -32,6 +32,7 @@ const VIEWS: &[(&str, Trace, Trace)] = &[
     ),
     ("model/device_state.cfg", Trace::Ddp4, Trace::GpuMemory),
     ("model/nccl_bandwidth.cfg", Trace::Ddp4, Trace::Sample),
+    ("model/sm_occupancy.cfg", Trace::GpuMemory, Trace::OpenMp),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -202,6 +203,15 @@ fn paramedir_computes_each_view_on_its_trace() {
             "families/cuda_events.cfg" => assert_eq!(max, 2.0, "{name}"),
             // The largest count: core 0's cache misses in the last sample (3e6 + 4e3 + 9).
             "families/cpu_counters.cfg" => assert_eq!(max, 3_004_009.0, "{name}"),
+            // The GEMMs' 384 threads of 168 registers and 213196 B of shared memory: one block
+            // per SM, 12 of 64 warps; 0 between kernels.
+            "model/sm_occupancy.cfg" => {
+                assert!(
+                    values.iter().all(|&v| v == 0.0 || v == 18.75),
+                    "{name}: {values:?}"
+                );
+                assert_eq!(max, 18.75, "{name}");
+            }
             // The InfiniBand NIC's peak: 6 MB sent in a millisecond.
             "families/nic_bytes_sent.cfg" => assert_eq!(max, 6_000_000.0, "{name}"),
             _ => assert!(max > 0.0, "{name}: nothing computed"),
