@@ -65,6 +65,7 @@ impl Fixture {
                 })
                 .collect(),
             threads,
+            ..ObjectModel::default()
         };
         let trace = TraceInfo {
             objects,

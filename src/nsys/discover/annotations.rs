@@ -42,6 +42,26 @@ pub(super) fn present(ex: &Export, family: Family) -> Option<Result<bool>> {
     })
 }
 
+/// The keys of `sql`'s rows (key, first time, last time, count), their times and counts added
+/// to `d`'s span and estimate.
+fn spans(ex: &Export, family: Family, sql: &str, d: &mut Discovery) -> Result<Vec<i64>> {
+    let found = rows(ex, family.name(), sql, [], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get::<_, i64>(3)?,
+        ))
+    })?;
+    let mut keys = Vec::with_capacity(found.len());
+    for (key, lo, hi, n) in found {
+        d.record_estimate += n as u64;
+        d.widen(lo, hi);
+        keys.push(key);
+    }
+    Ok(keys)
+}
+
 /// Adds the threads and the time span of the annotating families converted without the
 /// family of their calls, and of OpenMP regions (which annotate nothing else).
 pub(super) fn find_threads(ex: &Export, d: &mut Discovery) -> Result<()> {
@@ -55,18 +75,8 @@ pub(super) fn find_threads(ex: &Export, d: &mut Discovery) -> Result<()> {
         let Some(sql) = threads(&ex.schema) else {
             continue;
         };
-        let found = rows(ex, family.name(), &sql, [], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get::<_, i64>(3)?,
-            ))
-        })?;
-        for (thread, lo, hi, n) in found {
+        for thread in spans(ex, family, &sql, d)? {
             d.host_threads.entry(thread).or_default();
-            d.record_estimate += n as u64;
-            d.widen(lo, hi);
         }
     }
     Ok(())
@@ -148,18 +158,8 @@ pub(super) fn find_nics(ex: &Export, d: &mut Discovery) -> Result<()> {
     else {
         return Ok(());
     };
-    let found = rows(ex, family.name(), &sql, [], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get(1)?,
-            r.get(2)?,
-            r.get::<_, i64>(3)?,
-        ))
-    })?;
-    for (global_id, lo, hi, n) in found {
+    for global_id in spans(ex, family, &sql, d)? {
         d.nics.insert(global_id, nic::NicFound::default());
-        d.record_estimate += n as u64;
-        d.widen(lo, hi);
     }
     let Some(sql) = nic::names_sql(&ex.schema) else {
         return Ok(());
