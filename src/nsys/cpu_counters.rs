@@ -32,7 +32,8 @@ fn sample_table(schema: &Schema) -> Option<&'static str> {
     (SAMPLE_TABLES.iter().copied()).find(|t| schema.has_columns(t, &COLUMNS))
 }
 
-/// `WITH` clause defining `cpus(id, cpu)`: each component that is, or sits under, a core or CPU.
+/// `WITH` clause defining `cpus(id, cpu)`: each component that is, or sits under, a core or CPU
+/// (its whole-number, non-negative `instance`: some exports write it as a real).
 fn cpus_cte(schema: &Schema) -> Option<String> {
     let has = |cols: &[&str]| schema.has_columns(COMPONENTS, cols);
     let parent = ["parentComponentId", "parentId"]
@@ -49,9 +50,9 @@ fn cpus_cte(schema: &Schema) -> Option<String> {
            UNION ALL SELECT up.id, c.{parent}, up.depth + 1 FROM up \
            JOIN {COMPONENTS} AS c ON c.componentId = up.at \
            WHERE NOT {is_cpu} AND up.depth < 64), \
-         cpus(id, cpu) AS (SELECT up.id, MIN(c.instance) FROM up \
-           JOIN {COMPONENTS} AS c ON c.componentId = up.at \
-           WHERE {is_cpu} AND typeof(c.instance) = 'integer' AND c.instance >= 0 GROUP BY up.id) "
+         cpus(id, cpu) AS (SELECT up.id, MIN(CAST(c.instance AS INTEGER)) FROM up \
+           JOIN {COMPONENTS} AS c ON c.componentId = up.at WHERE {is_cpu} \
+           AND c.instance >= 0 AND c.instance = CAST(c.instance AS INTEGER) GROUP BY up.id) "
     ))
 }
 
