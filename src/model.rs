@@ -12,9 +12,12 @@ pub mod objects;
 pub mod record;
 pub mod sink;
 
-pub use annotation::{Annotation, AnnotationKind, CudaEventUse, GpuMemoryChange, OpenMpRegion};
+pub use annotation::{
+    Annotation, AnnotationKind, CpuCounterSample, CudaEventUse, GpuMemoryChange, NicSample,
+    OpenMpRegion,
+};
 pub use names::{NameId, Names};
-pub use objects::{Device, Host, ObjectModel, Process, ThreadId, ThreadKind, ThreadObj};
+pub use objects::{Device, Host, Nic, ObjectModel, Process, ThreadId, ThreadKind, ThreadObj};
 pub use record::*;
 pub use sink::{OutputCut, Sink};
 

@@ -7,6 +7,7 @@
 //! and `cursor` on top, which calls each family's decoder.
 
 pub mod context;
+pub mod cpu_counters;
 pub mod cuda_events;
 pub mod cursor;
 pub mod discover;
@@ -19,6 +20,7 @@ pub mod ids;
 pub mod links;
 pub mod mpi_bounds;
 pub mod mpi_p2p;
+pub mod nic;
 pub mod nvtx;
 pub mod openmp;
 pub mod pthread;

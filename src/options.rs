@@ -41,10 +41,14 @@ pub enum Family {
     /// OpenMP parallel regions, implicit tasks and barriers (OPENMP_EVENT_KIND_*).
     #[serde(rename = "openmp")]
     OpenMp,
+    /// Sampled CPU performance counters (PERF_EVENT_CPU_RAW_EVENT), on the threads that ran.
+    CpuCounters,
+    /// Sampled NIC/InfiniBand metrics (NET_NIC_METRIC), on a thread per NIC.
+    Nic,
 }
 
 impl Family {
-    pub const ALL: [Family; 15] = [
+    pub const ALL: [Family; 17] = [
         Family::Kernel,
         Family::Memcpy,
         Family::Memset,
@@ -60,6 +64,8 @@ impl Family {
         Family::Pthread,
         Family::GpuMemory,
         Family::OpenMp,
+        Family::CpuCounters,
+        Family::Nic,
     ];
 
     pub fn name(self) -> &'static str {
@@ -79,6 +85,8 @@ impl Family {
             Family::Pthread => "pthread",
             Family::GpuMemory => "gpu-memory",
             Family::OpenMp => "openmp",
+            Family::CpuCounters => "cpu-counters",
+            Family::Nic => "nic",
         }
     }
 
@@ -99,6 +107,11 @@ impl Family {
                 "OPENMP_EVENT_KIND_TASK",
                 "OPENMP_EVENT_KIND_SYNC_REGION",
             ],
+            Family::CpuCounters => &[
+                "PERF_EVENT_SOC_OR_CPU_RAW_EVENT",
+                "PERF_EVENT_CPU_RAW_EVENT",
+            ],
+            Family::Nic => &["NET_NIC_METRIC"],
             Family::GpuMetrics => &["GPU_METRICS"],
             Family::Sched => &["SCHED_EVENTS"],
             Family::Graphs => &["CUPTI_ACTIVITY_KIND_GRAPH_TRACE"],
@@ -150,6 +163,8 @@ impl FromStr for Family {
             "pthread" | "pthreads" => Family::Pthread,
             "gpu-memory" | "memory-usage" | "gpu-memory-usage" => Family::GpuMemory,
             "openmp" | "omp" | "ompt" => Family::OpenMp,
+            "cpu-counters" | "cpu-counter" | "cpu-raw-counters" => Family::CpuCounters,
+            "nic" | "nics" | "nic-metrics" => Family::Nic,
             _ => {
                 let known: Vec<_> = Family::ALL.iter().map(|f| f.name()).collect();
                 return Err(format!(

@@ -252,7 +252,7 @@ impl Delivery<'_, '_, '_> {
 }
 
 /// The families' names as a conversion's summary counts records ([`record_family`]).
-pub(crate) const FAMILY_NAMES: [&str; 20] = [
+pub(crate) const FAMILY_NAMES: [&str; 22] = [
     "kernel",
     "memcpy",
     "memset",
@@ -273,6 +273,8 @@ pub(crate) const FAMILY_NAMES: [&str; 20] = [
     "pthread",
     "gpu-memory",
     "openmp",
+    "cpu-counters",
+    "nic",
 ];
 
 /// The family of a record: its name's index in [`FAMILY_NAMES`] (a number, so that the reader
@@ -305,6 +307,8 @@ pub(crate) fn record_family(r: &crate::model::Record) -> usize {
             crate::model::AnnotationKind::Pthread => 17,
             crate::model::AnnotationKind::GpuMemory(_) => 18,
             crate::model::AnnotationKind::OpenMp(_) => 19,
+            crate::model::AnnotationKind::CpuCounter(_) => 20,
+            crate::model::AnnotationKind::NicMetric(_) => 21,
         },
         Record::Link(l) => match l.kind {
             LinkKind::Launch => 14,

@@ -118,11 +118,13 @@ fn the_bundle_holds_the_same_trace_metrics_and_cfgs() {
         "run1/run1.pcf".to_owned(),
         "run1/run1.row".to_owned(),
     ];
-    // Our views that apply to this trace (no NCCL, NVTX, GPU memory usage or OpenMP here:
-    // tests/bundle_views.rs).
+    // Our views that apply to this trace (no NCCL, NVTX, GPU memory usage, OpenMP, CPU
+    // counters or NIC metrics here: tests/bundle_views.rs).
     let left_out = [
         "comm_compute_overlap.cfg",
+        "families/cpu_counters.cfg",
         "families/gpu_memory.cfg",
+        "families/nic_bytes_sent.cfg",
         "families/openmp_barriers.cfg",
         "model/nccl_bandwidth.cfg",
         "nccl_kernels.cfg",

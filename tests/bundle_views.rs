@@ -124,12 +124,14 @@ fn check_bundle(paths: &[PathBuf]) -> (Vec<String>, Vec<String>) {
 fn every_cfg_of_the_sample_bundle_applies_to_its_trace() {
     let (shipped, left_out) = check_bundle(&[sample()]);
     // 4 kernels, memcpys and API calls, CUDA events and pthread calls: no NCCL, no NVTX, no
-    // GPU memory usage, no OpenMP.
+    // GPU memory usage, no OpenMP, no CPU counters, no NIC metrics.
     assert_eq!(
         left_out,
         [
             "comm_compute_overlap.cfg",
+            "families/cpu_counters.cfg",
             "families/gpu_memory.cfg",
+            "families/nic_bytes_sent.cfg",
             "families/openmp_barriers.cfg",
             "model/nccl_bandwidth.cfg",
             "nccl_kernels.cfg",
@@ -137,7 +139,7 @@ fn every_cfg_of_the_sample_bundle_applies_to_its_trace() {
             "nvtx_startend.cfg"
         ]
     );
-    assert_eq!(shipped.len(), 18, "{shipped:?}");
+    assert_eq!(shipped.len(), 19, "{shipped:?}");
 }
 
 /// The NVTX push/pop views each real export's bundle ships, by input (a folder for ranks).
@@ -323,8 +325,8 @@ fn the_cli_check_accepts_every_cfg_of_the_cli_bundle() {
         }
     }
     // The sample's views (tests/bundle.rs): those of its kernels, copies, API calls, CUDA
-    // events, pthread calls and the device state.
-    assert_eq!(cfgs.len(), 18);
+    // events, pthread calls, the device state and the SM occupancy.
+    assert_eq!(cfgs.len(), 19);
     let mut check = std::process::Command::new(exe);
     check.arg("check").arg(dir.join("s/s.prv.gz"));
     for c in &cfgs {
@@ -333,6 +335,6 @@ fn the_cli_check_accepts_every_cfg_of_the_cli_bundle() {
     let out = check.output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
-    assert_eq!(text.matches(": applies").count(), 18, "{text}");
+    assert_eq!(text.matches(": applies").count(), 19, "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,7 +1,8 @@
 //! The views of the nsys2prv 0.6 families and of the POP model (cfgs/families/, cfgs/model/):
 //! each parses cleanly with a description, applies with no finding to the trace it is meant for
-//! (the shipped sample, the synthetic `gpu_memory`, `openmp` and `ddp4` exports), does not apply where its
-//! types are absent, and, where `PARAMEDIR` names BSC's paramedir, loads there and computes.
+//! (the shipped sample, the synthetic `gpu_memory`, `openmp`, `cpu_counters`, `nic` and
+//! `ddp4` exports), does not apply where its types are absent, and, where `PARAMEDIR` names BSC's
+//! paramedir, loads there and computes.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -19,8 +20,19 @@ const VIEWS: &[(&str, Trace, Trace)] = &[
     ("families/pthread_calls.cfg", Trace::Sample, Trace::Ddp4),
     ("families/gpu_memory.cfg", Trace::GpuMemory, Trace::Sample),
     ("families/openmp_barriers.cfg", Trace::OpenMp, Trace::Sample),
+    (
+        "families/cpu_counters.cfg",
+        Trace::CpuCounters,
+        Trace::Sample,
+    ),
+    (
+        "families/nic_bytes_sent.cfg",
+        Trace::Nic,
+        Trace::CpuCounters,
+    ),
     ("model/device_state.cfg", Trace::Ddp4, Trace::GpuMemory),
     ("model/nccl_bandwidth.cfg", Trace::Ddp4, Trace::Sample),
+    ("model/sm_occupancy.cfg", Trace::GpuMemory, Trace::OpenMp),
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -33,6 +45,10 @@ enum Trace {
     Ddp4,
     /// The synthetic `openmp` export: OpenMP regions, no GPU.
     OpenMp,
+    /// The synthetic `cpu_counters` export: CPU counter samples on two threads, no GPU.
+    CpuCounters,
+    /// The synthetic `nic` export: an InfiniBand and an Ethernet NIC's metrics.
+    Nic,
 }
 
 /// A folder of its own for each call (tests run in parallel and write the same names).
@@ -57,6 +73,8 @@ fn export(t: Trace, folder: &Path) -> PathBuf {
         Trace::GpuMemory => "gpu_memory",
         Trace::Ddp4 => "ddp4",
         Trace::OpenMp => "openmp",
+        Trace::CpuCounters => "cpu_counters",
+        Trace::Nic => "nic",
     };
     let path = folder.join(format!("{scenario}.sqlite"));
     let built = prvsight::synth::build(scenario, 1).unwrap();
@@ -183,6 +201,19 @@ fn paramedir_computes_each_view_on_its_trace() {
             "families/gpu_memory.cfg" => assert_eq!(max, 960.0 * 1048576.0, "{name}"),
             // Event ids 1 and 2 of the sample.
             "families/cuda_events.cfg" => assert_eq!(max, 2.0, "{name}"),
+            // The largest count: core 0's cache misses in the last sample (3e6 + 4e3 + 9).
+            "families/cpu_counters.cfg" => assert_eq!(max, 3_004_009.0, "{name}"),
+            // The GEMMs' 384 threads of 168 registers and 213196 B of shared memory: one block
+            // per SM, 12 of 64 warps; 0 between kernels.
+            "model/sm_occupancy.cfg" => {
+                assert!(
+                    values.iter().all(|&v| v == 0.0 || v == 18.75),
+                    "{name}: {values:?}"
+                );
+                assert_eq!(max, 18.75, "{name}");
+            }
+            // The InfiniBand NIC's peak: 6 MB sent in a millisecond.
+            "families/nic_bytes_sent.cfg" => assert_eq!(max, 6_000_000.0, "{name}"),
             _ => assert!(max > 0.0, "{name}: nothing computed"),
         }
     }

@@ -196,7 +196,13 @@ fn tables_have_the_real_exports_ddl() {
                         "CUDA_GPU_MEMORY_USAGE_EVENTS",
                         "OPENMP_EVENT_KIND_PARALLEL",
                         "OPENMP_EVENT_KIND_TASK",
-                        "OPENMP_EVENT_KIND_SYNC_REGION"
+                        "OPENMP_EVENT_KIND_SYNC_REGION",
+                        "PERF_EVENT_CPU_RAW_EVENT",
+                        "TARGET_INFO_COMPONENT",
+                        "TARGET_INFO_PERF_METRIC",
+                        "NET_NIC_METRIC",
+                        "NIC_ID_MAP",
+                        "TARGET_INFO_NETWORK_METRICS"
                     ]
                     .contains(&t.as_str()),
                     "{t} claims a documentation source"

@@ -153,8 +153,8 @@ mod cli {
         },
         /// Write a synthetic nsys export of a built-in scenario (test data: NCCL, several GPUs,
         /// CUDA graphs, GPU metrics, GPU memory usage, OpenMP): ddp4, zero3, pipeline4, graphs,
-        /// graph_nodes, gpu_metrics, gpu_memory, openmp; or `mpi_run`: an N-rank MPI+GPU run, one
-        /// export per rank, into the folder -o.
+        /// graph_nodes, gpu_metrics, gpu_memory, openmp, cpu_counters, nic; or `mpi_run`: an N-rank
+        /// MPI+GPU run, one export per rank, into the folder -o.
         #[command(hide = true)]
         Synth {
             scenario: String,
@@ -180,7 +180,7 @@ mod cli {
     /// What to convert and how to lay it out in time (shared by convert and bundle).
     #[derive(clap::Args, Clone, Debug)]
     pub struct Selection {
-        /// Record families to convert, comma-separated: kernel,memcpy,memset,cuda-api,nvtx,mpi,osrt,openacc,gpu-metrics,sched,graphs,cuda-event,pthread,gpu-memory,openmp (default: all present).
+        /// Record families to convert, comma-separated: kernel,memcpy,memset,cuda-api,nvtx,mpi,osrt,openacc,gpu-metrics,sched,graphs,cuda-event,pthread,gpu-memory,openmp,cpu-counters,nic (default: all present).
         #[arg(short = 't', long = "trace")]
         pub trace: Option<String>,
         /// Clock alignment of several reports: session-start (default), mpi-init, none.

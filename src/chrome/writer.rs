@@ -378,8 +378,11 @@ impl<'w> ChromeWriter<'w> {
     /// A CUDA event or pthread call: a complete event over its call, `cat` its family. A GPU
     /// memory change: a counter of the memory in use.
     fn annotation(&mut self, a: &Annotation, names: &Names) {
-        if let AnnotationKind::GpuMemory(m) = &a.kind {
-            return self.memory_counter(a.thread, a.start, m);
+        match &a.kind {
+            AnnotationKind::GpuMemory(m) => return self.memory_counter(a.thread, a.start, m),
+            AnnotationKind::CpuCounter(c) => return self.sample_counter(a, c.count, names),
+            AnnotationKind::NicMetric(n) => return self.sample_counter(a, n.value, names),
+            _ => {}
         }
         let span = (a.start, a.end);
         let region = match &a.kind {
@@ -421,6 +424,35 @@ impl<'w> ChromeWriter<'w> {
             .head("C", "gpu-memory", Name::Plain(&name), pid, tid, ts);
         self.out.write_raw(b",\"args\":{\"bytes\":");
         push_u64(&mut self.out.buf, m.in_use);
+        self.out.write_raw(b"}}");
+        self.stats.counters += 1;
+    }
+
+    /// A CPU counter's count on the thread that ran, or a NIC metric's value: a counter per
+    /// thread (one process's threads would otherwise share it), `cat` its family.
+    fn sample_counter(&mut self, a: &Annotation, value: u64, names: &Names) {
+        let Some(ts) = self.point(a.start) else {
+            return;
+        };
+        let i = a.thread.0 as usize;
+        let tid = self.threads[i].main.first().unwrap_or(0);
+        let counter = a.call.map_or("sample", |n| names.get(n));
+        let (name, field): (String, &[u8]) = match a.kind {
+            // `NIC 0 (mlx5_0, ConnectX-6) Eth: Bytes received [bytes/ms]`.
+            AnnotationKind::NicMetric(_) => (
+                format!("{} {counter}", self.devices[i]),
+                b",\"args\":{\"value\":",
+            ),
+            _ => (
+                format!("{counter} (thread {tid})"),
+                b",\"args\":{\"count\":",
+            ),
+        };
+        let pid = self.pid_of[i];
+        self.out
+            .head("C", a.family_name(), Name::Plain(&name), pid, tid, ts);
+        self.out.write_raw(field);
+        push_u64(&mut self.out.buf, value);
         self.out.write_raw(b"}}");
         self.stats.counters += 1;
     }
@@ -514,6 +546,7 @@ impl Sink for ChromeWriter<'_> {
             .iter()
             .map(|t| match t.kind {
                 ThreadKind::GpuMetrics { device } => o.devices[device].label(),
+                ThreadKind::Nic { nic } => o.nics[nic].label(),
                 _ => String::new(),
             })
             .collect();

@@ -1,6 +1,7 @@
 //! Records of the families that annotate a thread with events and leave its state alone: the
 //! CUDA events a call recorded or waited for, the pthread calls among the OS runtime's, the GPU
-//! memory a process allocated or freed. Each may cover a call that other families convert too,
+//! memory a process allocated or freed, the CPU counters sampled while a thread ran, the metrics
+//! of a NIC (on a thread of its own). Each may cover a call that other families convert too,
 //! so it must not change what they write:
 //! its call's name is interned only as it is handed out ([`Annotation::resolve`]), after the
 //! record of that call, so names keep the ids (and the trace the values) they have without it.
@@ -44,6 +45,23 @@ pub enum OpenMpRegion {
     Barrier { sync_kind: u32 },
 }
 
+/// A sampled CPU counter (PERF_EVENT_CPU_RAW_EVENT): the count of one event over a sampling
+/// interval, at its midpoint on the thread that ran on that CPU.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuCounterSample {
+    /// TARGET_INFO_PERF_METRIC id of the event.
+    pub event_id: u32,
+    pub count: u64,
+}
+
+/// A sampled NIC metric (NET_NIC_METRIC), on the NIC's thread.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NicSample {
+    /// TARGET_INFO_NETWORK_METRICS `metricsIdx` of the metric.
+    pub metric: u32,
+    pub value: u64,
+}
+
 /// What an [`Annotation`] is.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum AnnotationKind {
@@ -52,6 +70,8 @@ pub enum AnnotationKind {
     Pthread,
     GpuMemory(GpuMemoryChange),
     OpenMp(OpenMpRegion),
+    CpuCounter(CpuCounterSample),
+    NicMetric(NicSample),
 }
 
 /// An interval of events on one thread, with no state of its own.
@@ -61,7 +81,7 @@ pub struct Annotation {
     pub start: Ns,
     pub end: Ns,
     /// The call (cudaEventRecord, pthread_mutex_lock …; CUDA calls without their `_vNNNN`
-    /// suffix), once [`resolve`](Self::resolve)d; none for GPU memory.
+    /// suffix), or a CPU counter's or NIC metric's name, once [`resolve`](Self::resolve)d; none for GPU memory.
     pub call: Option<NameId>,
     /// The call's name until it is interned.
     #[serde(skip)]
@@ -77,12 +97,19 @@ impl Annotation {
             AnnotationKind::Pthread => "pthread",
             AnnotationKind::GpuMemory(_) => "gpu-memory",
             AnnotationKind::OpenMp(_) => "openmp",
+            AnnotationKind::CpuCounter(_) => "cpu-counters",
+            AnnotationKind::NicMetric(_) => "nic",
         }
     }
 
-    /// GPU memory changes are instants; the others span their call.
+    /// GPU memory changes and samples are instants; the others span their call.
     pub fn is_instant(&self) -> bool {
-        matches!(self.kind, AnnotationKind::GpuMemory(_))
+        matches!(
+            self.kind,
+            AnnotationKind::GpuMemory(_)
+                | AnnotationKind::CpuCounter(_)
+                | AnnotationKind::NicMetric(_)
+        )
     }
 
     /// An OpenMP region over `[start, end]` of `thread`.

@@ -1,7 +1,7 @@
-//! Resources of a trace: hosts, processes (one per report and pid), threads. A thread is either a
-//! host thread with activity or one GPU stream. The order here is the Paraver object order:
-//! processes in input order, inside each its host threads first (by tid), then its GPU streams
-//! (by device, stream).
+//! Resources of a trace: hosts, processes (one per report and pid), threads. A thread is a host
+//! thread with activity, one GPU stream, a GPU's metrics or a NIC's metrics. The order here is
+//! the Paraver object order: processes in input order, inside each its host threads first (by
+//! tid), then its GPU streams (by device, stream), its GPU metrics threads, its NICs.
 
 use serde::{Deserialize, Serialize};
 
@@ -48,6 +48,32 @@ impl Device {
     }
 }
 
+/// A network interface of one host whose metrics were sampled (`--nic-metrics`).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Nic {
+    pub host: usize,
+    /// TARGET_INFO_NIC_INFO `nicId`, else the metrics' `globalId`.
+    pub nic_id: i64,
+    /// Interface name (`mlx5_0`) and device (`ConnectX-6`), when the export lists them.
+    pub name: Option<String>,
+    pub device: Option<String>,
+}
+
+impl Nic {
+    /// `NIC 0 (mlx5_0, ConnectX-6)`, or as much of it as is known.
+    pub fn label(&self) -> String {
+        let known: Vec<&str> = [&self.name, &self.device]
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        match known.is_empty() {
+            true => format!("NIC {}", self.nic_id),
+            false => format!("NIC {} ({})", self.nic_id, known.join(", ")),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum ThreadKind {
     Host {
@@ -62,6 +88,10 @@ pub enum ThreadKind {
     /// Samples of a GPU's metrics (one pseudo-thread per GPU, in the process that uses it).
     GpuMetrics {
         device: usize,
+    },
+    /// Samples of a NIC's metrics (one pseudo-thread per NIC, in the host's first process).
+    Nic {
+        nic: usize,
     },
 }
 
@@ -79,6 +109,9 @@ pub struct ObjectModel {
     pub hosts: Vec<Host>,
     pub processes: Vec<Process>,
     pub devices: Vec<Device>,
+    /// Not written where empty, so traces without NICs serialize as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nics: Vec<Nic>,
     /// Grouped by process (processes in order), host threads before GPU streams.
     pub threads: Vec<ThreadObj>,
 }
@@ -128,6 +161,10 @@ impl ObjectModel {
             ThreadKind::GpuMetrics { device } => {
                 format!("{} metrics (pid {})", self.devices[*device].label(), p.pid)
             }
+            ThreadKind::Nic { nic } => {
+                let n = &self.nics[*nic];
+                format!("{} metrics ({})", n.label(), self.hosts[n.host].name)
+            }
             ThreadKind::GpuStream {
                 device,
                 stream,
@@ -166,11 +203,11 @@ impl ObjectModel {
         })
     }
 
-    /// GPU streams and GPU metrics threads (Idle when nothing runs, not host Running).
-    pub fn is_gpu(&self, id: ThreadId) -> bool {
+    /// GPU streams, GPU metrics and NIC threads: Idle when nothing runs, not host Running.
+    pub fn idle_by_default(&self, id: ThreadId) -> bool {
         matches!(
             self.thread(id).kind,
-            ThreadKind::GpuStream { .. } | ThreadKind::GpuMetrics { .. }
+            ThreadKind::GpuStream { .. } | ThreadKind::GpuMetrics { .. } | ThreadKind::Nic { .. }
         )
     }
 }

@@ -53,6 +53,10 @@ pub struct SourceCx<'c> {
     pub warnings: BTreeMap<String, u64>,
     /// Device memory in use per (globalPid key, CUDA device), as GPU memory usage rows come.
     pub gpu_memory_in_use: FastMap<(i64, u32), u64>,
+    /// CPU → globalTid of the thread last scheduled in on it, as CPU counter rows come.
+    pub cpu_threads: FastMap<i64, Option<i64>>,
+    /// NIC (`globalId` of its samples) → its thread.
+    pub nic_threads: FastMap<i64, ThreadId>,
 }
 
 impl SourceCx<'_> {
@@ -82,6 +86,8 @@ impl SourceCx<'_> {
             sends: FastMap::default(),
             warnings: BTreeMap::new(),
             gpu_memory_in_use: FastMap::default(),
+            cpu_threads: FastMap::default(),
+            nic_threads: FastMap::default(),
         }
     }
 

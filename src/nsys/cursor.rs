@@ -246,6 +246,8 @@ fn decode<R: Fields + ?Sized>(
         CursorKind::Pthread => super::pthread::decode(row, cx),
         CursorKind::GpuMemory => super::gpu_memory::decode(row, cx),
         CursorKind::OpenMp => super::openmp::decode(row, cx),
+        CursorKind::CpuCounters => super::cpu_counters::decode(row, cx),
+        CursorKind::Nic => super::nic::decode(row, cx),
     }
 }
 

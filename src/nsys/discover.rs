@@ -67,6 +67,8 @@ pub struct Discovery {
     pub metric_gpus: BTreeSet<u32>,
     /// Metric id → name (TARGET_INFO_GPU_METRICS).
     pub metric_names: BTreeMap<i64, String>,
+    /// NICs with metric samples, by the samples' `globalId`.
+    pub nics: BTreeMap<i64, super::nic::NicFound>,
     /// Number of rows of the selected families (for progress).
     pub record_estimate: u64,
     /// globalPid key → MPI rank: the launcher's environment's, else MPI_RANKS', else the NVTX

@@ -18,6 +18,8 @@ pub enum CursorKind {
     Pthread,
     GpuMemory,
     OpenMp,
+    CpuCounters,
+    Nic,
 }
 
 /// A prepared, time-ordered query of one family in one export.

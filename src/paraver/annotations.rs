@@ -18,6 +18,14 @@ pub const GPU_MEMORY_ALLOCATED: u32 = 66_500_001;
 pub const GPU_MEMORY_FREED: u32 = 66_500_002;
 pub const GPU_MEMORY_IN_USE: u32 = 66_500_003;
 
+/// CPU counter samples: 66600000 + the event's TARGET_INFO_PERF_METRIC id (nsys2prv 0.6), each
+/// type labelled with the event's name and unit.
+pub const CPU_COUNTER_BASE: u32 = 66_600_000;
+
+/// NIC metrics: 66700000 + the metric's `metricsIdx` (nsys2prv 0.6 writes 9500 + it, which are
+/// our NCCL types), each type labelled with the metric's name and unit.
+pub const NIC_METRIC_BASE: u32 = 66_700_000;
+
 /// OpenMP parallel region (value: its event kind), implicit task (its task flag), barrier (its
 /// sync region kind), as nsys2prv 0.6 numbers them; labels as nsys's ENUM_OPENMP_* tables.
 pub const OPENMP_PARALLEL: u32 = 60_000_001;
@@ -100,6 +108,14 @@ pub fn events(a: &Annotation) -> (Vec<(u32, u64)>, Vec<ValueLabels>) {
                 vec![ValueLabels::Fixed(labels)],
             )
         }
+        AnnotationKind::CpuCounter(c) => (
+            vec![(CPU_COUNTER_BASE + c.event_id, c.count)],
+            vec![ValueLabels::Numeric],
+        ),
+        AnnotationKind::NicMetric(n) => (
+            vec![(NIC_METRIC_BASE + n.metric, n.value)],
+            vec![ValueLabels::Numeric],
+        ),
         AnnotationKind::GpuMemory(m) => {
             let change = match m.allocated {
                 true => GPU_MEMORY_ALLOCATED,

@@ -71,7 +71,7 @@ pub struct ParaverWriter<'w> {
     threads: Vec<ThreadState>,
     /// Per model thread, the regions still open on it (for rows whose records overlap).
     regions: Vec<OpenRegions>,
-    is_gpu: Vec<bool>,
+    idle_by_default: Vec<bool>,
     /// Process of every thread (correlation ids are per process).
     process_of: Vec<usize>,
     /// Event type of each GPU metric → its name.
@@ -127,7 +127,7 @@ impl<'w> ParaverWriter<'w> {
             state_prefix: Vec::new(),
             threads: Vec::new(),
             regions: Vec::new(),
-            is_gpu: Vec::new(),
+            idle_by_default: Vec::new(),
             process_of: Vec::new(),
             metric_labels: BTreeMap::new(),
             window: None,
@@ -425,7 +425,7 @@ impl<'w> ParaverWriter<'w> {
         state: u32,
     ) -> Result<()> {
         let i = thread.0 as usize;
-        let gap_state = if self.is_gpu[i] {
+        let gap_state = if self.idle_by_default[i] {
             states::IDLE
         } else {
             states::RUNNING
@@ -499,8 +499,8 @@ impl Sink for ParaverWriter<'_> {
         self.regions = (0..o.threads.len())
             .map(|_| OpenRegions::default())
             .collect();
-        self.is_gpu = (0..o.threads.len())
-            .map(|i| o.is_gpu(ThreadId(i as u32)))
+        self.idle_by_default = (0..o.threads.len())
+            .map(|i| o.idle_by_default(ThreadId(i as u32)))
             .collect();
         self.process_of = o.threads.iter().map(|t| t.process).collect();
         self.domain_names = trace.domains.clone();
@@ -543,7 +543,7 @@ impl Sink for ParaverWriter<'_> {
         // Initial state of every thread, from 0 to its first activity.
         for (i, t) in o.threads.iter().enumerate() {
             let first = t.first_busy.unwrap_or(trace.end_time).min(trace.end_time);
-            let state = if self.is_gpu[i] {
+            let state = if self.idle_by_default[i] {
                 states::IDLE
             } else {
                 states::RUNNING
@@ -576,6 +576,14 @@ impl Sink for ParaverWriter<'_> {
             ),
             Record::Annotation(a) => {
                 let (pairs, labels) = super::annotations::events(a);
+                let sample = matches!(
+                    a.kind,
+                    AnnotationKind::CpuCounter(_) | AnnotationKind::NicMetric(_)
+                );
+                if let (true, Some(name)) = (sample, a.call) {
+                    // Its type is named by the counter, like a GPU metric's.
+                    self.metric_labels.insert(pairs[0].0, name);
+                }
                 if a.is_instant() {
                     for (&(ty, value), &l) in pairs.iter().zip(&labels) {
                         self.point_event(a.thread, a.start, ty, l, value)?;

@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use super::inputs;
 use crate::error::{Error, Result};
 use crate::model::{
-    Device, Host, Ns, ObjectModel, OutputCut, Process, SourceInfo, ThreadId, ThreadKind, ThreadObj,
-    TraceInfo,
+    Device, Host, Nic, Ns, ObjectModel, OutputCut, Process, SourceInfo, ThreadId, ThreadKind,
+    ThreadObj, TraceInfo,
 };
 use crate::nsys::cursor::{early_scans, EarlyScans, EarlySurveys};
 use crate::nsys::discover::{discover, Discovery, StreamKey};
@@ -30,6 +30,8 @@ pub struct Plan {
     pub(super) stream_maps: Vec<FastMap<StreamKey, (ThreadId, usize)>>,
     pub(super) domain_maps: Vec<FastMap<(i64, i64), u32>>,
     pub(super) metric_maps: Vec<FastMap<u32, ThreadId>>,
+    /// Per source: NIC (`globalId`) → its thread.
+    pub(super) nic_maps: Vec<FastMap<i64, ThreadId>>,
     pub(super) shifts: Vec<i64>,
     /// Per source: the surveys discovery made in its passes over the tables (the cursors take
     /// them; a Mutex because the reading thread may be another).
@@ -155,6 +157,7 @@ fn plan_with(
         stream_maps: layout.stream_maps,
         domain_maps: layout.domain_maps,
         metric_maps: layout.metric_maps,
+        nic_maps: layout.nic_maps,
         shifts: clock.shifts,
         surveys: early,
     })
@@ -195,7 +198,11 @@ fn no_events(ex: &Export, opts: &Options) -> Error {
     let what: Vec<&str> = Family::ALL
         .iter()
         .filter(|f| opts.wants(**f))
-        .map(|f| f.table())
+        .map(|f| match f {
+            // Counters only go to threads the other families have.
+            Family::CpuCounters => "CPU counters (on the threads of other families)",
+            _ => f.table(),
+        })
         .collect();
     Error::BadData {
         file: ex.label.clone(),
@@ -272,6 +279,7 @@ struct Layout {
     stream_maps: Vec<FastMap<StreamKey, (ThreadId, usize)>>,
     domain_maps: Vec<FastMap<(i64, i64), u32>>,
     metric_maps: Vec<FastMap<u32, ThreadId>>,
+    nic_maps: Vec<FastMap<i64, ThreadId>>,
 }
 
 impl Layout {
@@ -283,6 +291,7 @@ impl Layout {
             stream_maps: Vec::new(),
             domain_maps: Vec::new(),
             metric_maps: Vec::new(),
+            nic_maps: Vec::new(),
         };
         let mut host_index: FastMap<String, usize> = FastMap::default();
         for (src, d) in discoveries.iter().enumerate() {
@@ -307,10 +316,16 @@ impl Layout {
             objects.hosts.len() - 1
         });
         let device_index = add_devices(objects, host, d);
-        // A GPU-metrics-only export has no process with activity: give its metrics one.
-        let metrics_only = [(0i64, (0u32, "GPU metrics".to_owned()))];
+        // NICs are the host's: the first input of a host lays them out.
+        let lay_out_nics = !d.nics.is_empty() && !objects.nics.iter().any(|n| n.host == host);
+        // A metrics-only export has no process with activity: give its metrics one.
+        let only = match d.metric_gpus.is_empty() {
+            true => "NIC metrics",
+            false => "GPU metrics",
+        };
+        let metrics_only = [(0i64, (0u32, only.to_owned()))];
         let mut procs: Vec<(&i64, &(u32, String))> = d.processes.iter().collect();
-        if procs.is_empty() && !d.metric_gpus.is_empty() {
+        if procs.is_empty() && (!d.metric_gpus.is_empty() || lay_out_nics) {
             procs.extend(metrics_only.iter().map(|(k, v)| (k, v)));
         }
         procs.sort_by_key(|(k, (pid, _))| (d.ranks.get(k).copied().unwrap_or(u32::MAX), *pid, **k));
@@ -318,7 +333,8 @@ impl Layout {
         let mut mmap = FastMap::default();
         let mut tmap = FastMap::default();
         let mut smap = FastMap::default();
-        for (&pkey, (pid, pname)) in procs {
+        let mut nmap = FastMap::default();
+        for (i, (&pkey, (pid, pname))) in procs.into_iter().enumerate() {
             let process = objects.processes.len();
             objects.processes.push(Process {
                 host,
@@ -367,6 +383,9 @@ impl Layout {
                     first_busy: None,
                 });
             }
+            if i == 0 && lay_out_nics {
+                nmap = add_nics(objects, host, process, d);
+            }
         }
         let domain_names = &self.domain_names;
         let dmap = d
@@ -379,10 +398,38 @@ impl Layout {
             })
             .collect();
         self.metric_maps.push(mmap);
+        self.nic_maps.push(nmap);
         self.thread_maps.push(tmap);
         self.stream_maps.push(smap);
         self.domain_maps.push(dmap);
     }
+}
+
+/// A thread per NIC of `d`, on `host`, in `process` (the host's first): `globalId` → thread.
+fn add_nics(
+    objects: &mut ObjectModel,
+    host: usize,
+    process: usize,
+    d: &Discovery,
+) -> FastMap<i64, ThreadId> {
+    let mut threads = FastMap::default();
+    for (&global_id, found) in &d.nics {
+        threads.insert(global_id, ThreadId(objects.threads.len() as u32));
+        objects.nics.push(Nic {
+            host,
+            nic_id: found.nic_id.unwrap_or(global_id),
+            name: found.name.clone(),
+            device: found.device.clone(),
+        });
+        objects.threads.push(ThreadObj {
+            process,
+            kind: ThreadKind::Nic {
+                nic: objects.nics.len() - 1,
+            },
+            first_busy: None,
+        });
+    }
+    threads
 }
 
 /// Each GPU's metrics thread goes to the first of `procs` that uses that GPU, else the first.

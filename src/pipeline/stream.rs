@@ -217,6 +217,7 @@ impl<'c> Reader<'c> {
             cx.domains = plan.domain_maps[src].clone();
             cx.categories = categories;
             cx.metric_threads = plan.metric_maps[src].clone();
+            cx.nic_threads = plan.nic_maps[src].clone();
             cx.metric_names = d
                 .metric_names
                 .iter()

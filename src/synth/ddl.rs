@@ -158,6 +158,98 @@ pub const EXTRA_TABLES: &[(TableDdl, &[&str])] = &[
         },
         &[],
     ),
+    (
+        TableDdl {
+            name: "SCHED_EVENTS",
+            script: include_str!("ddl/SCHED_EVENTS.sql"),
+            origin: JACC,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "PERF_EVENT_CPU_RAW_EVENT",
+            script: include_str!("ddl/PERF_EVENT_CPU_RAW_EVENT.sql"),
+            origin: DOCS,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "TARGET_INFO_COMPONENT",
+            script: include_str!("ddl/TARGET_INFO_COMPONENT.sql"),
+            origin: DOCS,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "TARGET_INFO_PERF_METRIC",
+            script: include_str!("ddl/TARGET_INFO_PERF_METRIC.sql"),
+            origin: DOCS,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "NET_NIC_METRIC",
+            script: include_str!("ddl/NET_NIC_METRIC.sql"),
+            origin: DOCS,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "NIC_ID_MAP",
+            script: include_str!("ddl/NIC_ID_MAP.sql"),
+            origin: DOCS,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "TARGET_INFO_NETWORK_METRICS",
+            script: include_str!("ddl/TARGET_INFO_NETWORK_METRICS.sql"),
+            origin: DOCS,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "TARGET_INFO_NIC_INFO",
+            script: include_str!("ddl/TARGET_INFO_NIC_INFO.sql"),
+            origin: FUSER,
+        },
+        &[
+            "ENUM_NET_DEVICE_ID",
+            "ENUM_NET_VENDOR_ID",
+            "ENUM_NET_LINK_TYPE",
+        ],
+    ),
+    (
+        TableDdl {
+            name: "ENUM_NET_DEVICE_ID",
+            script: include_str!("ddl/ENUM_NET_DEVICE_ID.sql"),
+            origin: FUSER,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "ENUM_NET_VENDOR_ID",
+            script: include_str!("ddl/ENUM_NET_VENDOR_ID.sql"),
+            origin: FUSER,
+        },
+        &[],
+    ),
+    (
+        TableDdl {
+            name: "ENUM_NET_LINK_TYPE",
+            script: include_str!("ddl/ENUM_NET_LINK_TYPE.sql"),
+            origin: FUSER,
+        },
+        &[],
+    ),
 ];
 
 /// The ENUM tables written with extra table `name`.

@@ -2,10 +2,12 @@
 //! Timelines are simulated: GPU work is planned from durations and dependencies (identical for
 //! every seed), host calls are issued ahead of it with seeded jitter (see [`sched`]).
 
+pub mod cpu_counters;
 mod ddp4;
 pub mod gpu_memory;
 mod gpu_metrics;
 mod graphs;
+pub mod nic;
 pub mod openmp;
 mod pipeline4;
 pub(crate) mod sched;
@@ -55,6 +57,14 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "openmp",
         "4 OpenMP threads in 3 parallel regions with imbalanced implicit barriers (OMPT)",
     ),
+    (
+        "cpu_counters",
+        "CPU counter samples of 2 threads moving between 3 cores (PERF_EVENT_CPU_RAW_EVENT)",
+    ),
+    (
+        "nic",
+        "NIC metrics of an InfiniBand and an Ethernet NIC every ms (NET_NIC_METRIC)",
+    ),
 ];
 
 /// Builds scenario `name`; `seed` only moves host-side timings.
@@ -68,6 +78,8 @@ pub fn build(name: &str, seed: u64) -> Result<Scenario> {
         "gpu_metrics" => gpu_metrics::build(seed),
         "gpu_memory" => gpu_memory::build(seed),
         "openmp" => openmp::build(seed),
+        "cpu_counters" => cpu_counters::build(seed),
+        "nic" => nic::build(seed),
         _ => Err(Error::Usage(format!(
             "unknown scenario '{name}' (known: {})",
             SCENARIOS.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")

@@ -60,7 +60,7 @@ pub fn rows_of(objects: &ObjectModel) -> (Vec<Row>, Vec<Option<u32>>) {
                     .map_or_else(|| format!("stream {stream}"), str::to_owned);
                 (short, "gpu", Some(objects.devices[*device].label()))
             }
-            ThreadKind::GpuMetrics { .. } => {
+            ThreadKind::GpuMetrics { .. } | ThreadKind::Nic { .. } => {
                 index.push(None);
                 continue;
             }

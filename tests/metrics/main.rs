@@ -67,6 +67,7 @@ impl Fixture {
                 })
                 .collect(),
             threads,
+            ..ObjectModel::default()
         };
         let trace = TraceInfo {
             objects,

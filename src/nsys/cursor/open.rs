@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::nsys::context::SourceCx;
 use crate::nsys::links::{Call, CallTap, FedLinks, LinkJoin, Operations};
 use crate::nsys::query::{CursorKind, Partitioned, Query};
-use crate::nsys::{cuda_events, gpu_memory, openmp, pthread};
+use crate::nsys::{cpu_counters, cuda_events, gpu_memory, nic, openmp, pthread};
 use crate::nsys::{gpu, gpu_metrics, host, links, mpi_p2p, nvtx, sched, Export};
 use crate::options::Family;
 
@@ -102,6 +102,12 @@ pub fn family_queries(
     }
     if fams.contains(&Family::OpenMp) {
         queries.extend(openmp::query(&ex.schema, src));
+    }
+    if fams.contains(&Family::CpuCounters) {
+        queries.extend(cpu_counters::query(&ex.schema, src));
+    }
+    if fams.contains(&Family::Nic) {
+        queries.extend(nic::query(&ex.schema, src));
     }
     queries
 }

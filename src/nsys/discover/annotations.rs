@@ -1,12 +1,13 @@
 //! The resources of the families that annotate others' (model/annotation.rs): the threads of
 //! the calls CUDA events and pthread calls sit on, where the family of those calls is not
-//! converted and so has not found them; the GPU streams GPU memory usage goes to.
+//! converted and so has not found them; the GPU streams GPU memory usage goes to; the time
+//! span of CPU counter samples (they go to threads other families found); the NICs with metrics.
 
 use super::scans::{rows, scalar};
 use super::Discovery;
 use crate::error::Result;
 use crate::nsys::ids::{pid_of, process_key};
-use crate::nsys::{cuda_events, gpu_memory, openmp, pthread, Export, Schema};
+use crate::nsys::{cpu_counters, cuda_events, gpu_memory, nic, openmp, pthread, Export, Schema};
 use crate::options::Family;
 
 /// Each annotating family, the family whose calls it annotates, and its SQL.
@@ -31,12 +32,34 @@ pub(super) fn present(ex: &Export, family: Family) -> Option<Result<bool>> {
     let presence = match family {
         Family::GpuMemory => gpu_memory::presence_sql,
         Family::OpenMp => openmp::presence_sql,
+        Family::CpuCounters => cpu_counters::presence_sql,
+        Family::Nic => nic::presence_sql,
         _ => ANNOTATING.iter().find(|(f, ..)| *f == family)?.2,
     };
     Some(match presence(&ex.schema) {
         Some(sql) => scalar::<i64>(ex, family.name(), &sql, []).map(|r| r.is_some()),
         None => Ok(false),
     })
+}
+
+/// The keys of `sql`'s rows (key, first time, last time, count), their times and counts added
+/// to `d`'s span and estimate.
+fn spans(ex: &Export, family: Family, sql: &str, d: &mut Discovery) -> Result<Vec<i64>> {
+    let found = rows(ex, family.name(), sql, [], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get::<_, i64>(3)?,
+        ))
+    })?;
+    let mut keys = Vec::with_capacity(found.len());
+    for (key, lo, hi, n) in found {
+        d.record_estimate += n as u64;
+        d.widen(lo, hi);
+        keys.push(key);
+    }
+    Ok(keys)
 }
 
 /// Adds the threads and the time span of the annotating families converted without the
@@ -52,18 +75,8 @@ pub(super) fn find_threads(ex: &Export, d: &mut Discovery) -> Result<()> {
         let Some(sql) = threads(&ex.schema) else {
             continue;
         };
-        let found = rows(ex, family.name(), &sql, [], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get::<_, i64>(3)?,
-            ))
-        })?;
-        for (thread, lo, hi, n) in found {
+        for thread in spans(ex, family, &sql, d)? {
             d.host_threads.entry(thread).or_default();
-            d.record_estimate += n as u64;
-            d.widen(lo, hi);
         }
     }
     Ok(())
@@ -107,6 +120,61 @@ pub(super) fn find_memory_streams(ex: &Export, d: &mut Discovery) -> Result<()> 
             .or_insert((pid_of(gpid), String::new()));
         d.record_estimate += n as u64;
         d.widen(lo, hi);
+    }
+    Ok(())
+}
+
+/// Widens the span by the CPU counter samples' and counts them (they add no thread: where no
+/// other family found one, the family is left out).
+pub(super) fn find_counter_span(ex: &Export, d: &mut Discovery) -> Result<()> {
+    let family = Family::CpuCounters;
+    if d.host_threads.is_empty() {
+        d.families.remove(&family);
+    }
+    let Some(sql) = d
+        .families
+        .contains(&family)
+        .then(|| cpu_counters::span_sql(&ex.schema))
+        .flatten()
+    else {
+        return Ok(());
+    };
+    let found = rows(ex, family.name(), &sql, [], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)?))
+    })?;
+    for (lo, hi, n) in found {
+        d.record_estimate += n as u64;
+        d.widen(lo, hi);
+    }
+    Ok(())
+}
+
+/// The NICs with metric samples, named where the export describes them, and their span.
+pub(super) fn find_nics(ex: &Export, d: &mut Discovery) -> Result<()> {
+    let family = Family::Nic;
+    let Some(sql) = (d.families.contains(&family))
+        .then(|| nic::nics_sql(&ex.schema))
+        .flatten()
+    else {
+        return Ok(());
+    };
+    for global_id in spans(ex, family, &sql, d)? {
+        d.nics.insert(global_id, nic::NicFound::default());
+    }
+    let Some(sql) = nic::names_sql(&ex.schema) else {
+        return Ok(());
+    };
+    let named = rows(ex, nic::ID_MAP, &sql, [], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+    })?;
+    for (global_id, nic_id, name, device) in named {
+        if let Some(found) = d.nics.get_mut(&global_id) {
+            *found = nic::NicFound {
+                nic_id,
+                name,
+                device,
+            };
+        }
     }
     Ok(())
 }

@@ -253,6 +253,8 @@ impl TableScans {
         }
         annotations::find_threads(ex, d)?;
         annotations::find_memory_streams(ex, d)?;
+        annotations::find_counter_span(ex, d)?;
+        annotations::find_nics(ex, d)?;
         for &gt in d.host_threads.keys() {
             d.processes
                 .entry(process_key(gt))
