@@ -387,21 +387,25 @@ impl Layout {
                 nmap = add_nics(objects, host, process, d);
             }
         }
-        let domain_names = &self.domain_names;
-        let dmap = d
-            .used_domains
-            .iter()
-            .map(|key| {
-                let name = domain_name(d, key);
-                let at = domain_names.iter().position(|n| *n == name).unwrap_or(0);
-                (*key, at as u32)
-            })
-            .collect();
+        let dmap = self.domain_map(d);
         self.metric_maps.push(mmap);
         self.nic_maps.push(nmap);
         self.thread_maps.push(tmap);
         self.stream_maps.push(smap);
         self.domain_maps.push(dmap);
+    }
+
+    /// Input `d`'s NVTX domains (its keys) → their index among the trace's domain names.
+    fn domain_map(&self, d: &Discovery) -> FastMap<(i64, i64), u32> {
+        let at = |name: &str| {
+            self.domain_names
+                .iter()
+                .position(|n| n == name)
+                .unwrap_or(0)
+        };
+        (d.used_domains.iter())
+            .map(|key| (*key, at(&domain_name(d, key)) as u32))
+            .collect()
     }
 }
 
