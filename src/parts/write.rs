@@ -121,9 +121,10 @@ fn fingerprint(exports: &[Export], opts: &Options, header: &Header) -> Result<St
         hash.add(&ex.file_bytes().to_le_bytes());
     }
     hash.add(&json("options", &(families, align, chop, min_duration))?);
-    // Hashed only where given, so that conversions without one keep their fingerprints.
+    // Hashed only where given, so that conversions without one keep their fingerprints; its
+    // domains only, as parts may spell the file's path differently.
     if let Some(config) = nvtx_payloads {
-        hash.add(&json("options", config)?);
+        hash.add(&json("options", &config.domains)?);
     }
     let mut trace = header.trace.clone();
     for source in &mut trace.sources {
