@@ -272,6 +272,30 @@ describe('served page', () => {
     assert.deepEqual(errors, []);
   });
 
+  test('an NVTX config file picked gives the bundle of --nvtx-config, and a bad one is refused', async () => {
+    const dir = tmp('nvtx-config');
+    cli(['synth', 'nvtx_payloads', '-o', join(dir, 'payloads.sqlite')]);
+    writeFileSync(join(dir, 'good.toml'), '[domains.Trainer]\npayloads = ["Step", "Phase"]\n');
+    writeFileSync(join(dir, 'bad.toml'), '[domains.Solver]\n');
+    const nat = tmp('nvtx-config-native');
+    cli(['bundle', 'payloads.sqlite', '--nvtx-config', 'good.toml', '-o', join(nat, 'payloads.zip')], dir);
+    const { page, errors } = await openPage(context, `${server.origin}/`);
+    await page.setInputFiles('#file', join(dir, 'payloads.sqlite'));
+    await page.waitForSelector('#inspect[data-state="done"]');
+    await page.setInputFiles('#opt-nvtx-config', join(dir, 'good.toml'));
+    await page.waitForSelector('#opt-nvtx-config[data-loaded="good.toml"]');
+    await convert(page);
+    assert.equal(await page.isHidden('#error'), true, await page.textContent('#error'));
+    const zip = await download(page, '#bundle', tmp('dl-nvtx-config'));
+    assert.ok(sameBytes(zip, join(nat, 'payloads.zip')), 'the bundle with an NVTX config');
+    assert.deepEqual(errors, []);
+    await page.setInputFiles('#opt-nvtx-config', join(dir, 'bad.toml'));
+    await page.waitForSelector('#opt-nvtx-config[data-loaded="bad.toml"]');
+    await convert(page);
+    assert.equal(await page.isVisible('#error'), true, 'a config naming a missing domain converts');
+    assert.match(await page.textContent('#error-message'), /bad\.toml: the exports have no NVTX domain 'Solver'/);
+  });
+
   test('bad files show what is wrong and what to do', async () => {
     const { page } = await openPage(context, `${server.origin}/`);
     const dir = tmp('bad');

@@ -21,6 +21,7 @@ pub mod error;
 pub mod metrics;
 pub mod model;
 pub mod nsys;
+pub mod nvtx_config;
 pub mod options;
 pub mod paraver;
 #[cfg(not(target_family = "wasm"))]

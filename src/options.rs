@@ -205,6 +205,9 @@ pub struct Options {
     /// engine/helper_threads.rs).
     #[serde(default)]
     pub read_helpers: ReadHelpers,
+    /// NVTX domains whose payload fields become events (`--nvtx-config`); none by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvtx_payloads: Option<crate::nvtx_config::NvtxConfig>,
 }
 
 /// Whether the read-ahead thread hands the readers that feed nothing else (the GPU operations'
@@ -437,6 +440,7 @@ impl Default for Options {
             read_ahead: ReadAhead::Auto,
             read_pages: ReadPages::Auto,
             read_helpers: ReadHelpers::Auto,
+            nvtx_payloads: None,
         }
     }
 }
@@ -470,6 +474,7 @@ impl Options {
             read_ahead,
             read_pages,
             read_helpers: _,
+            nvtx_payloads: _,
         } = self;
         *families == other.families
             && *align == other.align

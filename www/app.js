@@ -29,7 +29,7 @@ const PROGRESS_MS = 150;
  * @type {{ inputs: {name: string, data: Blob}[], report: object|null, failed: {name: string, message: string}|null,
  *          result: object|null, runs: Run[], current: number, urls: string[] }}
  */
-const state = { inputs: [], report: null, failed: null, result: null, runs: [], current: -1, urls: [], onDisk: null };
+const state = { inputs: [], report: null, failed: null, result: null, runs: [], current: -1, urls: [], onDisk: null, nvtxConfig: null };
 
 function setBusy(busy) {
   $('#convert').disabled = busy;
@@ -196,6 +196,8 @@ function options(overrides = {}) {
     json: $('#opt-json').checked,
     nvtx_range: $('#opt-nvtx').value || null,
     nccl_as: $('#opt-nccl').value,
+    nvtx_config: state.nvtxConfig ? state.nvtxConfig.text : null,
+    nvtx_config_name: state.nvtxConfig ? state.nvtxConfig.name : null,
     elapsed: $('#opt-elapsed').value,
     iterations: $('#opt-iterations').value,
     // `?timeline=off` in the page's address leaves the timeline out (to measure what it costs).
@@ -623,6 +625,12 @@ function main() {
     $('#opt-window').disabled = !!$('#opt-keep').value;
   };
   $('#opt-keep').addEventListener('change', keepChanged);
+  $('#opt-nvtx-config').addEventListener('change', async (e) => {
+    const file = e.target.files[0];
+    state.nvtxConfig = file ? { name: file.name, text: await file.text() } : null;
+    // Read: the next conversion takes it (the end-to-end tests wait for this).
+    e.target.dataset.loaded = file ? file.name : '';
+  });
   keepChanged();
   $('#opt-metrics').addEventListener('change', () => {
     $('#metrics-options').disabled = !$('#opt-metrics').checked;

@@ -5,7 +5,8 @@
  * @typedef {{ name: string, data: Blob }} Input
  * @typedef {{ phase: string, records_done: number, records_estimate: number }} Progress
  * @typedef {{ families?: string[] | null, gzip?: boolean, gzip_level?: number, metrics?: boolean,
- *             nvtx_range?: string | null, nccl_as?: 'communication' | 'useful', json?: boolean }} ConvertOptions
+ *             nvtx_range?: string | null, nccl_as?: 'communication' | 'useful', json?: boolean,
+ *             nvtx_config?: string | null, nvtx_config_name?: string | null }} ConvertOptions
  * @typedef {{ name: string, blob: Blob, type: string }} OutputFile
  * @typedef {{ summary: object, names: {folder: string, prv: string, pcf: string, row: string},
  *             bundle: OutputFile, json: OutputFile | null, files: OutputFile[], metrics: object | null,

@@ -153,7 +153,7 @@ mod cli {
         },
         /// Write a synthetic nsys export of a built-in scenario (test data: NCCL, several GPUs,
         /// CUDA graphs, GPU metrics, GPU memory usage, OpenMP): ddp4, zero3, pipeline4, graphs,
-        /// graph_nodes, gpu_metrics, gpu_memory, openmp, cpu_counters, nic; or `mpi_run`: an N-rank
+        /// graph_nodes, gpu_metrics, gpu_memory, openmp, cpu_counters, nic, nvtx_payloads; or `mpi_run`: an N-rank
         /// MPI+GPU run, one export per rank, into the folder -o.
         #[command(hide = true)]
         Synth {
@@ -195,6 +195,10 @@ mod cli {
         /// Leave regions shorter than this out of the trace's events, per family: kernel=5us,cuda-api=20us.
         #[arg(long = "min-duration")]
         pub min_duration: Option<String>,
+        /// TOML file naming NVTX domains whose payload fields become events:
+        /// `[domains.NAME]` with `payloads = ["field", …]` (docs/TRACE-FORMAT.md).
+        #[arg(long = "nvtx-config")]
+        pub nvtx_config: Option<PathBuf>,
         /// How rows are put in time order: auto (per-resource runs where possible) or sql (the
         /// reference path: SQL sorts only). The output is the same; for testing and benchmarks.
         #[arg(long = "read-order", default_value = "auto", hide = true)]
@@ -228,6 +232,12 @@ mod cli {
             }
             if let Some(m) = &self.min_duration {
                 o.min_duration = prvsight::options::parse_min_durations(m).map_err(Error::Usage)?;
+            }
+            if let Some(path) = &self.nvtx_config {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| Error::Usage(format!("--nvtx-config {}: {e}", path.display())))?;
+                let file = path.display().to_string();
+                o.nvtx_payloads = Some(prvsight::nvtx_config::NvtxConfig::parse(&file, &text)?);
             }
             o.read_order = (self.read_order.parse())
                 .map_err(|e| Error::Usage(format!("--read-order: {e}")))?;

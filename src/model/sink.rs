@@ -12,6 +12,9 @@ pub struct OutputCut {
     pub window: Option<(crate::model::Ns, crate::model::Ns)>,
     /// Per family, regions shorter than this leave no events.
     pub min_duration: std::collections::BTreeMap<crate::options::Family, u64>,
+    /// NVTX domains whose payload fields become events (`Options::nvtx_payloads`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvtx_payloads: Option<crate::nvtx_config::NvtxConfig>,
 }
 
 pub trait Sink {

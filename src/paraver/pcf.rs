@@ -102,6 +102,7 @@ pub fn render(w: &ParaverWriter, names: &Names) -> String {
                 ValueLabels::Fixed(table) => (table.iter())
                     .find(|(value, _)| value == v)
                     .map_or_else(|| format!("{v}"), |(_, l)| (*l).to_owned()),
+                ValueLabels::PayloadStrings => clean_label(w.payloads.string(*v)),
                 ValueLabels::Numeric => unreachable!(),
             };
             let _ = writeln!(out, "{v}      {label}");

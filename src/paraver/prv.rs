@@ -37,6 +37,7 @@ const OUT_CHUNK: usize = 64 * 1024;
 /// Line buffers of written pending lines kept for reuse (one allocation less per interval).
 const SPARE_LINES: usize = 4096;
 
+mod payloads;
 mod records;
 mod used_types;
 
@@ -99,6 +100,9 @@ pub struct ParaverWriter<'w> {
     /// NVTX domain index → push/pop base type.
     domain_types: Vec<u32>,
     pub(crate) domain_names: Vec<String>,
+    /// The config's NVTX payload fields (`--nvtx-config`), as the output cut gave it.
+    payload_config: Option<crate::nvtx_config::NvtxConfig>,
+    pub(crate) payloads: payloads::NvtxPayloads,
     lines_written: u64,
     /// Body lines not yet handed to `prv` (see [`OUT_CHUNK`]).
     out: Vec<u8>,
@@ -144,6 +148,8 @@ impl<'w> ParaverWriter<'w> {
             tally: Tally::default(),
             domain_types: Vec::new(),
             domain_names: Vec::new(),
+            payload_config: None,
+            payloads: Default::default(),
             lines_written: 0,
             out: Vec::with_capacity(OUT_CHUNK + 256),
             line: Vec::new(),
@@ -480,6 +486,7 @@ impl Sink for ParaverWriter<'_> {
         self.window = cut.window.map(|(a, b)| Window::new(a, b));
         self.tally.count_lines(self.window.is_some());
         self.min_duration = cut.min_duration.clone();
+        self.payload_config = cut.nvtx_payloads.clone();
     }
 
     fn begin(&mut self, trace: &TraceInfo, _names: &Names) -> Result<()> {
@@ -504,6 +511,7 @@ impl Sink for ParaverWriter<'_> {
             .collect();
         self.process_of = o.threads.iter().map(|t| t.process).collect();
         self.domain_names = trace.domains.clone();
+        self.payloads = payloads::NvtxPayloads::new(self.payload_config.as_ref(), &trace.domains);
         let mut k = 0;
         self.domain_types = trace
             .domains
@@ -661,6 +669,9 @@ impl ParaverWriter<'_> {
     /// Label of an event type, NVTX domain types included.
     pub fn label_of(&self, ty: u32) -> String {
         if let Some(l) = type_label(ty) {
+            return l.to_owned();
+        }
+        if let Some(l) = self.payloads.label(ty) {
             return l.to_owned();
         }
         for (d, &base) in self.domain_types.iter().enumerate() {

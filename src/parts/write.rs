@@ -112,6 +112,7 @@ fn fingerprint(exports: &[Export], opts: &Options, header: &Header) -> Result<St
         read_ahead: _,
         read_pages: _,
         read_helpers: _,
+        nvtx_payloads,
     } = opts;
     let mut hash = Fnv::default();
     hash.add(&(exports.len() as u64).to_le_bytes());
@@ -120,6 +121,11 @@ fn fingerprint(exports: &[Export], opts: &Options, header: &Header) -> Result<St
         hash.add(&ex.file_bytes().to_le_bytes());
     }
     hash.add(&json("options", &(families, align, chop, min_duration))?);
+    // Hashed only where given, so that conversions without one keep their fingerprints; its
+    // domains only, as parts may spell the file's path differently.
+    if let Some(config) = nvtx_payloads {
+        hash.add(&json("options", &config.domains)?);
+    }
     let mut trace = header.trace.clone();
     for source in &mut trace.sources {
         source.label.clear();

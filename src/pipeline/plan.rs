@@ -669,9 +669,17 @@ fn with_cut(exports: &[Export], opts: &Options, plan: Plan) -> Result<(Plan, Out
         Some(c) => Some(resolve_chop(exports, &plan, c)?),
         None => None,
     };
+    if let Some(config) = opts
+        .nvtx_payloads
+        .as_ref()
+        .filter(|_| opts.wants(Family::Nvtx))
+    {
+        config.check(exports, plan.discoveries.iter().map(|d| &d.domains))?;
+    }
     let cut = OutputCut {
         window,
         min_duration: opts.min_duration.clone(),
+        nvtx_payloads: opts.nvtx_payloads.clone(),
     };
     Ok((plan, cut))
 }

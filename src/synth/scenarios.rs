@@ -8,6 +8,7 @@ pub mod gpu_memory;
 mod gpu_metrics;
 mod graphs;
 pub mod nic;
+pub mod nvtx_payloads;
 pub mod openmp;
 mod pipeline4;
 pub(crate) mod sched;
@@ -65,6 +66,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "nic",
         "NIC metrics of an InfiniBand and an Ethernet NIC every ms (NET_NIC_METRIC)",
     ),
+    (
+        "nvtx_payloads",
+        "NVTX ranges of a library's own domain with schema'd payloads (jsonText)",
+    ),
 ];
 
 /// Builds scenario `name`; `seed` only moves host-side timings.
@@ -80,6 +85,7 @@ pub fn build(name: &str, seed: u64) -> Result<Scenario> {
         "openmp" => openmp::build(seed),
         "cpu_counters" => cpu_counters::build(seed),
         "nic" => nic::build(seed),
+        "nvtx_payloads" => nvtx_payloads::build(seed),
         _ => Err(Error::Usage(format!(
             "unknown scenario '{name}' (known: {})",
             SCENARIOS.iter().map(|s| s.0).collect::<Vec<_>>().join(", ")

@@ -62,6 +62,9 @@ pub struct ConvertOptions {
     /// How tables are read: "auto" (pages read directly where possible, the default) or "sqlite"
     /// (every row through SQLite). The output is the same; for benchmarks and tests.
     pub read_pages: Option<String>,
+    /// The text of an `--nvtx-config` TOML file (NVTX payload fields as events), and its name.
+    pub nvtx_config: Option<String>,
+    pub nvtx_config_name: Option<String>,
 }
 
 /// Chunk tags: the whole stream is the archive; `trace` bytes are also the trace file.
@@ -190,6 +193,10 @@ fn options_of(options: JsValue, labels: &[&str]) -> Result<(Options, BundleOptio
         (Some(r), None) => opts.chop = Some(Chop::parse_nvtx(&r).map_err(Error::Usage)?),
         (None, Some(w)) => opts.chop = Some(Chop::parse_window(&w).map_err(Error::Usage)?),
         (None, None) => {}
+    }
+    if let Some(text) = &o.nvtx_config {
+        let name = o.nvtx_config_name.as_deref().unwrap_or("the NVTX config");
+        opts.nvtx_payloads = Some(crate::nvtx_config::NvtxConfig::parse(name, text)?);
     }
     if let Some(r) = nonempty(&o.read_pages) {
         opts.read_pages = r

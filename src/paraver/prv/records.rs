@@ -305,6 +305,8 @@ impl ParaverWriter<'_> {
             open.retain(|(end, _)| *end > r.start);
             open.push((r.end, payload));
         }
+        let json = r.payload_json.as_deref();
+        (self.payloads).pairs(r.domain, json, &mut pairs, &mut labels);
         self.interval(r.thread, r.start, r.end, &pairs, &labels, false)
     }
 

@@ -28,6 +28,8 @@ pub enum ValueLabels {
     Mpi,
     /// A fixed table of (value, label) (the OpenMP kinds of paraver/annotations.rs).
     Fixed(&'static [(u64, &'static str)]),
+    /// Strings of NVTX payloads, interned by the writer (prv/payloads.rs).
+    PayloadStrings,
 }
 
 /// An event type the trace uses: how its values are labelled (as its first event said), the
