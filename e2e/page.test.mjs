@@ -280,8 +280,13 @@ describe('served page', () => {
     const nat = tmp('nvtx-config-native');
     cli(['bundle', 'payloads.sqlite', '--nvtx-config', 'good.toml', '-o', join(nat, 'payloads.zip')], dir);
     const { page, errors } = await openPage(context, `${server.origin}/`);
-    await page.setInputFiles('#file', join(dir, 'payloads.sqlite'));
+    // Offered only where the files hold NVTX ranges: not for the sample, for the payloads export.
+    await page.click('#sample');
     await page.waitForSelector('#inspect[data-state="done"]');
+    assert.equal(await page.isHidden('#nvtx-config-options'), true, 'an NVTX config offered without NVTX');
+    await page.setInputFiles('#file', join(dir, 'payloads.sqlite'));
+    // Visible once the new files' inspection is shown.
+    await page.waitForSelector('#nvtx-config-options:not([hidden])');
     await page.setInputFiles('#opt-nvtx-config', join(dir, 'good.toml'));
     await page.waitForSelector('#opt-nvtx-config[data-loaded="good.toml"]');
     await convert(page);

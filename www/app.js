@@ -186,6 +186,8 @@ function options(overrides = {}) {
   const chosen = present.filter((b) => b.checked).map((b) => b.value);
   const keep = $('#opt-keep').value;
   const instance = $('#opt-keep-instance').value.trim();
+  // A config picked for earlier files is left out where these hold no NVTX (its fieldset hidden).
+  const nvtxConfig = $('#nvtx-config-options').hidden ? null : state.nvtxConfig;
   return {
     keep_nvtx_range: keep ? (instance ? `${keep}:${instance}` : keep) : null,
     keep_window: $('#opt-window').value.trim() || null,
@@ -196,8 +198,8 @@ function options(overrides = {}) {
     json: $('#opt-json').checked,
     nvtx_range: $('#opt-nvtx').value || null,
     nccl_as: $('#opt-nccl').value,
-    nvtx_config: state.nvtxConfig ? state.nvtxConfig.text : null,
-    nvtx_config_name: state.nvtxConfig ? state.nvtxConfig.name : null,
+    nvtx_config: nvtxConfig ? nvtxConfig.text : null,
+    nvtx_config_name: nvtxConfig ? nvtxConfig.name : null,
     elapsed: $('#opt-elapsed').value,
     iterations: $('#opt-iterations').value,
     // `?timeline=off` in the page's address leaves the timeline out (to measure what it costs).

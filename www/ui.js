@@ -140,6 +140,8 @@ export function renderFamilies(report) {
   });
   const note = absent.length ? [h('p', { class: 'absent-list', text: `Not in these files: ${absent.join(', ')}.` })] : [];
   $('#families').replaceChildren(h('legend', { text: 'Record families to convert' }), ...boxes, ...note);
+  // A payload config only means something where the files hold NVTX ranges.
+  $('#nvtx-config-options').hidden = !present.has('nvtx');
 }
 
 /** NVTX range names found, and the choice of a range to measure the metrics in. */
