@@ -51,6 +51,36 @@ pub struct ScenarioSpec {
 }
 
 impl ScenarioSpec {
+    /// The spec of a scenario without GPU work: its processes (`task_pids`), threads, the
+    /// records each family gives (`counts`) and the rows of its tables.
+    pub fn host_only(
+        name: &'static str,
+        summary: &'static str,
+        counts: BTreeMap<&'static str, u64>,
+        task_pids: Vec<u32>,
+        host_threads: usize,
+        table_rows: &[(&'static str, u64)],
+    ) -> ScenarioSpec {
+        let tasks = task_pids.len();
+        ScenarioSpec {
+            name,
+            summary,
+            counts,
+            task_pids,
+            host_threads,
+            gpu_streams: 0,
+            gpus: 0,
+            nccl_kernels: 0,
+            compute_kernels: 0,
+            table_rows: table_rows.iter().copied().collect(),
+            compute_ns: vec![0; tasks],
+            first_compute_offset_ns: vec![0; tasks],
+            metrics: Vec::new(),
+            graph_launches: 0,
+            graph_node_kernels: 0,
+        }
+    }
+
     /// Load balance of the compute kernels: mean / max of `compute_ns`.
     pub fn load_balance(&self) -> f64 {
         let max = self.compute_ns.iter().copied().max().unwrap_or(0);

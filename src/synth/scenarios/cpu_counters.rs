@@ -173,31 +173,19 @@ fn spec() -> ScenarioSpec {
     let samples: u64 = expected().values().map(|v| v.0).sum();
     let sched_ins = SCHED_INS.iter().map(|(_, i)| i.len() as u64).sum::<u64>();
     let raw = SAMPLES as u64 * EVENTS.iter().map(|e| e.4.len() as u64).sum::<u64>();
-    ScenarioSpec {
-        name: "cpu_counters",
-        summary:
-            "CPU counter samples of 2 threads moving between 3 cores (PERF_EVENT_CPU_RAW_EVENT)",
-        counts: counts(&[
+    ScenarioSpec::host_only(
+        "cpu_counters",
+        "CPU counter samples of 2 threads moving between 3 cores (PERF_EVENT_CPU_RAW_EVENT)",
+        counts(&[
             ("cuda-api", 2),
             ("sched", sched_ins),
             ("cpu-counters", samples),
         ]),
-        task_pids: vec![DAEMON_PID, PID],
-        host_threads: 3,
-        gpu_streams: 0,
-        gpus: 0,
-        nccl_kernels: 0,
-        compute_kernels: 0,
-        table_rows: [
+        vec![DAEMON_PID, PID],
+        3,
+        &[
             ("PERF_EVENT_CPU_RAW_EVENT", raw),
             ("SCHED_EVENTS", sched_ins + SCHED_OUTS.len() as u64),
-        ]
-        .into_iter()
-        .collect(),
-        compute_ns: vec![0, 0],
-        first_compute_offset_ns: vec![0, 0],
-        metrics: Vec::new(),
-        graph_launches: 0,
-        graph_node_kernels: 0,
-    }
+        ],
+    )
 }

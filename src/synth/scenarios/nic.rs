@@ -126,21 +126,12 @@ pub fn build(seed: u64) -> Result<Scenario> {
 
 fn spec() -> ScenarioSpec {
     let samples = SAMPLES as u64 * (NICS.len() * 4) as u64;
-    ScenarioSpec {
-        name: "nic",
-        summary: "NIC metrics of an InfiniBand and an Ethernet NIC every ms (NET_NIC_METRIC)",
-        counts: counts(&[("cuda-api", 1), ("nic", samples)]),
-        task_pids: vec![PID],
-        host_threads: 1,
-        gpu_streams: 0,
-        gpus: 0,
-        nccl_kernels: 0,
-        compute_kernels: 0,
-        table_rows: [("NET_NIC_METRIC", samples)].into_iter().collect(),
-        compute_ns: vec![0],
-        first_compute_offset_ns: vec![0],
-        metrics: Vec::new(),
-        graph_launches: 0,
-        graph_node_kernels: 0,
-    }
+    ScenarioSpec::host_only(
+        "nic",
+        "NIC metrics of an InfiniBand and an Ethernet NIC every ms (NET_NIC_METRIC)",
+        counts(&[("cuda-api", 1), ("nic", samples)]),
+        vec![PID],
+        1,
+        &[("NET_NIC_METRIC", samples)],
+    )
 }

@@ -73,23 +73,12 @@ pub fn build(seed: u64) -> Result<Scenario> {
 }
 
 fn spec() -> ScenarioSpec {
-    ScenarioSpec {
-        name: "nvtx_payloads",
-        summary: "NVTX ranges of a library's own domain with schema'd payloads (jsonText)",
-        counts: counts(&[("nvtx-push-pop", STEPS + 2)]),
-        task_pids: vec![PID],
-        host_threads: 1,
-        gpu_streams: 0,
-        gpus: 0,
-        nccl_kernels: 0,
-        compute_kernels: 0,
-        table_rows: [("NVTX_PAYLOAD_SCHEMA_ENTRIES", ENTRIES.len() as u64)]
-            .into_iter()
-            .collect(),
-        compute_ns: vec![0],
-        first_compute_offset_ns: vec![0],
-        metrics: Vec::new(),
-        graph_launches: 0,
-        graph_node_kernels: 0,
-    }
+    ScenarioSpec::host_only(
+        "nvtx_payloads",
+        "NVTX ranges of a library's own domain with schema'd payloads (jsonText)",
+        counts(&[("nvtx-push-pop", STEPS + 2)]),
+        vec![PID],
+        1,
+        &[("NVTX_PAYLOAD_SCHEMA_ENTRIES", ENTRIES.len() as u64)],
+    )
 }

@@ -115,33 +115,17 @@ pub fn barrier_ns_per_thread() -> Vec<i64> {
 
 fn spec() -> ScenarioSpec {
     let per_region = 1 + 2 * u64::from(THREADS);
-    ScenarioSpec {
-        name: "openmp",
-        summary: "4 OpenMP threads in 3 parallel regions with imbalanced implicit barriers (OMPT)",
-        counts: counts(&[("openmp", REGIONS as u64 * per_region)]),
-        task_pids: vec![PID],
-        host_threads: THREADS as usize,
-        gpu_streams: 0,
-        gpus: 0,
-        nccl_kernels: 0,
-        compute_kernels: 0,
-        table_rows: [
+    let per_thread = REGIONS as u64 * u64::from(THREADS) + 1;
+    ScenarioSpec::host_only(
+        "openmp",
+        "4 OpenMP threads in 3 parallel regions with imbalanced implicit barriers (OMPT)",
+        counts(&[("openmp", REGIONS as u64 * per_region)]),
+        vec![PID],
+        THREADS as usize,
+        &[
             ("OPENMP_EVENT_KIND_PARALLEL", REGIONS as u64),
-            (
-                "OPENMP_EVENT_KIND_TASK",
-                REGIONS as u64 * u64::from(THREADS) + 1,
-            ),
-            (
-                "OPENMP_EVENT_KIND_SYNC_REGION",
-                REGIONS as u64 * u64::from(THREADS) + 1,
-            ),
-        ]
-        .into_iter()
-        .collect(),
-        compute_ns: vec![0],
-        first_compute_offset_ns: vec![0],
-        metrics: Vec::new(),
-        graph_launches: 0,
-        graph_node_kernels: 0,
-    }
+            ("OPENMP_EVENT_KIND_TASK", per_thread),
+            ("OPENMP_EVENT_KIND_SYNC_REGION", per_thread),
+        ],
+    )
 }
