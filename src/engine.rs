@@ -64,6 +64,10 @@ pub fn configure(conn: &Connection) {
 /// KiB of SQLite's page cache of an input's connection (see [`share_caches`]).
 const CACHE_KIB: i64 = 8192;
 const LEAST_CACHE_KIB: i64 = 8;
+/// The temporary tables' (an input's MPI receive index) cache holds this much at least: a
+/// smaller one spills them to a file, one created per input (on ext4 ~0.5 ms each, a quarter
+/// of a thousand ranks' conversion); SQLite allocates its pages only as they are used.
+const LEAST_TEMP_CACHE_KIB: i64 = 64;
 
 /// Gives this connection's page caches (its file's and its temporary tables') a share of what
 /// `inputs` inputs read together keep: 8 MiB alone, 8 MiB over all of many (each then as small
@@ -76,8 +80,9 @@ pub fn share_caches(conn: &Connection, inputs: usize) {
         return;
     }
     let kib = (CACHE_KIB / inputs as i64).max(LEAST_CACHE_KIB);
+    let temp_kib = kib.max(LEAST_TEMP_CACHE_KIB);
     let _ = conn.execute_batch(&format!(
-        "PRAGMA main.cache_size = -{kib}; PRAGMA temp.cache_size = -{kib};"
+        "PRAGMA main.cache_size = -{kib}; PRAGMA temp.cache_size = -{temp_kib};"
     ));
 }
 

@@ -24,8 +24,6 @@ pub mod nsys;
 pub mod nvtx_config;
 pub mod options;
 pub mod paraver;
-#[cfg(not(target_family = "wasm"))]
-pub mod parts;
 pub mod pipeline;
 pub mod sqlfile;
 #[cfg(not(target_family = "wasm"))]
@@ -38,3 +36,5 @@ pub mod wasm;
 
 pub use error::{Error, Result};
 pub use options::{Family, Options};
+#[cfg(not(target_family = "wasm"))]
+pub use pipeline::parts;

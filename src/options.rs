@@ -208,6 +208,25 @@ pub struct Options {
     /// NVTX domains whose payload fields become events (`--nvtx-config`); none by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvtx_payloads: Option<crate::nvtx_config::NvtxConfig>,
+    /// Whether many inputs are read a group at a time (native builds only; same output either
+    /// way; see pipeline/parts/groups.rs).
+    #[serde(default)]
+    pub read_groups: ReadGroups,
+}
+
+/// Whether the inputs are read a group at a time, each group's records kept in a temporary
+/// part and the parts merged (pipeline/parts/groups.rs), instead of all at once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadGroups {
+    /// Where there are so many inputs that the readers of all of them at once would hold more
+    /// than a group's.
+    #[default]
+    Auto,
+    /// In groups of this many inputs (one or more; tests and benchmarks).
+    Of(usize),
+    /// Every input at once.
+    Off,
 }
 
 /// Whether the read-ahead thread hands the readers that feed nothing else (the GPU operations'
@@ -415,6 +434,22 @@ impl FromStr for ReadHelpers {
     }
 }
 
+impl FromStr for ReadGroups {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(ReadGroups::Auto),
+            "off" => Ok(ReadGroups::Off),
+            n => match n.parse::<usize>() {
+                Ok(n) if n > 0 => Ok(ReadGroups::Of(n)),
+                _ => Err(format!(
+                    "'{s}' is not auto, off or a number of inputs per group (1 or more)"
+                )),
+            },
+        }
+    }
+}
+
 impl FromStr for Align {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -441,6 +476,7 @@ impl Default for Options {
             read_pages: ReadPages::Auto,
             read_helpers: ReadHelpers::Auto,
             nvtx_payloads: None,
+            read_groups: ReadGroups::Auto,
         }
     }
 }
@@ -475,6 +511,7 @@ impl Options {
             read_pages,
             read_helpers: _,
             nvtx_payloads: _,
+            read_groups: _,
         } = self;
         *families == other.families
             && *align == other.align

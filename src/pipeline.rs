@@ -9,6 +9,8 @@ use serde::Serialize;
 
 pub mod batch;
 mod inputs;
+#[cfg(not(target_family = "wasm"))]
+pub mod parts;
 mod plan;
 #[cfg(not(target_family = "wasm"))]
 mod share;
@@ -112,6 +114,12 @@ pub fn run_planned(
     sinks: &mut [&mut dyn Sink],
     progress: &mut ProgressFn,
 ) -> Result<Summary> {
+    // Natively, many inputs are read a group at a time (parts/groups.rs).
+    #[cfg(not(target_family = "wasm"))]
+    if let Some(size) = parts::groups::group_size(opts, exports.len()) {
+        let (plan, cut) = plan_and_cut(exports, opts, planned)?;
+        return parts::groups::run(exports, opts, plan, cut, size, sinks, progress);
+    }
     // Natively, the reading thread's connections open while discovery runs.
     #[cfg(not(target_family = "wasm"))]
     let reopening = threaded::Reopening::start(exports, opts);
@@ -183,7 +191,12 @@ fn read_into(
 }
 
 /// Tells `progress` where the conversion is; `Cancelled` when it answers to stop.
-fn report(progress: &mut ProgressFn, phase: &'static str, done: u64, estimate: u64) -> Result<()> {
+pub(crate) fn report(
+    progress: &mut ProgressFn,
+    phase: &'static str,
+    done: u64,
+    estimate: u64,
+) -> Result<()> {
     let p = Progress {
         phase,
         records_done: done,

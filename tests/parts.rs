@@ -1,7 +1,8 @@
 //! A conversion split into parts and merged (`convert --part K/N`, `merge`, src/parts) gives
 //! exactly the one conversion's .prv, .pcf, .row, summary and metrics, for 1, 2, 3 and 7 parts,
 //! on the real multi-rank captures (where ../shared is present) and synthetic runs; a merge
-//! refuses parts that are not every part of one conversion of this prvsight.
+//! refuses parts that are not every part of one conversion of this prvsight. So does one
+//! conversion that reads its inputs a group at a time (pipeline/parts/groups.rs).
 
 mod common;
 
@@ -11,6 +12,7 @@ use std::path::PathBuf;
 use common::{convert, shared_traces, Converted};
 use prvsight::metrics::{MetricsOptions, MetricsSink};
 use prvsight::nsys::Export;
+use prvsight::options::ReadGroups;
 use prvsight::paraver::ParaverWriter;
 use prvsight::parts::{merge, write_part, PartInput, PartOf};
 use prvsight::synth::mpi_run::MpiRun;
@@ -68,27 +70,60 @@ fn merged(parts: Vec<PartInput>) -> prvsight::Result<(Converted, String)> {
     Ok((c, report.to_json()?))
 }
 
-/// Split into 1, 2, 3 and 7 parts (merged in reverse order), `paths` convert to the one
-/// conversion's bytes, summary and metrics.
-fn assert_split_merge_identical(paths: &[PathBuf], opts: &Options, what: &str) {
-    let whole = convert(paths, opts).unwrap();
+/// The metrics JSON of `paths` with `opts`, with the warnings of `whole`.
+fn metrics_json(paths: &[PathBuf], opts: &Options, whole: &Converted) -> String {
     let exports = open(paths);
     let mut report =
         prvsight::metrics::compute(&exports, opts, &MetricsOptions::default()).unwrap();
     report.warnings = whole.summary.warnings.clone();
-    let metrics = report.to_json().unwrap();
+    report.to_json().unwrap()
+}
+
+/// Two conversions wrote the same trace and summary.
+fn assert_same(m: &Converted, whole: &Converted, what: &str) {
+    assert!(m.prv == whole.prv, "{what}: .prv differs");
+    assert_eq!(m.pcf, whole.pcf, "{what}: .pcf");
+    assert_eq!(m.row, whole.row, "{what}: .row");
+    let (a, b) = (&m.summary, &whole.summary);
+    assert_eq!((a.records, &a.counts), (b.records, &b.counts), "{what}");
+    assert_eq!(a.warnings, b.warnings, "{what}: warnings");
+    assert_eq!(a.sorted_by_sql, b.sorted_by_sql, "{what}");
+}
+
+/// Read in groups of 1, 2, 3 and 7 inputs (of those that make two groups or more), `paths`
+/// convert to the bytes, summary and metrics of reading every input at once.
+fn assert_grouped_identical(paths: &[PathBuf], opts: &Options, what: &str) {
+    let at_once = Options {
+        read_groups: ReadGroups::Off,
+        ..opts.clone()
+    };
+    let whole = convert(paths, &at_once).unwrap();
+    let metrics = metrics_json(paths, &at_once, &whole);
+    for size in SPLITS.into_iter().filter(|&n| n < paths.len()) {
+        let grouped = Options {
+            read_groups: ReadGroups::Of(size),
+            ..opts.clone()
+        };
+        let what = format!("{what}, groups of {size}");
+        assert_same(&convert(paths, &grouped).unwrap(), &whole, &what);
+        assert!(
+            metrics_json(paths, &grouped, &whole) == metrics,
+            "{what}: metrics differ"
+        );
+    }
+}
+
+/// Split into 1, 2, 3 and 7 parts (merged in reverse order), `paths` convert to the one
+/// conversion's bytes, summary and metrics.
+fn assert_split_merge_identical(paths: &[PathBuf], opts: &Options, what: &str) {
+    let whole = convert(paths, opts).unwrap();
+    let metrics = metrics_json(paths, opts, &whole);
     for n in SPLITS {
         let mut given = inputs(&parts(paths, opts, n));
         given.reverse();
         let (m, m_metrics) = merged(given).unwrap();
         let what = format!("{what}, {n} parts");
-        assert!(m.prv == whole.prv, "{what}: .prv differs");
-        assert_eq!(m.pcf, whole.pcf, "{what}: .pcf");
-        assert_eq!(m.row, whole.row, "{what}: .row");
-        let (a, b) = (&m.summary, &whole.summary);
-        assert_eq!((a.records, &a.counts), (b.records, &b.counts), "{what}");
-        assert_eq!(a.warnings, b.warnings, "{what}: warnings");
-        assert_eq!(a.sorted_by_sql, b.sorted_by_sql, "{what}");
+        assert_same(&m, &whole, &what);
         assert!(m_metrics == metrics, "{what}: metrics differ");
     }
 }
@@ -109,6 +144,7 @@ fn real_mpi_captures_split_and_merge_to_the_same_bytes() {
             return;
         };
         assert_split_merge_identical(&paths, &Options::default(), dir);
+        assert_grouped_identical(&paths, &Options::default(), dir);
     }
 }
 
@@ -123,7 +159,9 @@ fn real_mpi_capture_with_options_splits_alike() {
         chop: Some(prvsight::options::Chop::parse_window("100ms..900ms").unwrap()),
         ..Options::default()
     };
-    assert_split_merge_identical(&paths, &opts, "mpi4 -t mpi,nvtx --align mpi-init --window");
+    let what = "mpi4 -t mpi,nvtx --align mpi-init --window";
+    assert_split_merge_identical(&paths, &opts, what);
+    assert_grouped_identical(&paths, &opts, what);
 }
 
 fn synthetic_run(ranks: u32, name: &str) -> Vec<PathBuf> {
@@ -137,6 +175,17 @@ fn synthetic_run(ranks: u32, name: &str) -> Vec<PathBuf> {
 fn synthetic_runs_split_and_merge_to_the_same_bytes() {
     let paths = synthetic_run(8, "eight");
     assert_split_merge_identical(&paths, &Options::default(), "mpi_run 8 ranks");
+    assert_grouped_identical(&paths, &Options::default(), "mpi_run 8 ranks");
+    // Past 128 inputs a conversion reads them in groups by itself.
+    let many = synthetic_run(129, "many");
+    let at_once = Options {
+        read_groups: ReadGroups::Off,
+        ..Options::default()
+    };
+    let whole = convert(&many, &at_once).unwrap();
+    let grouped = convert(&many, &Options::default()).unwrap();
+    assert_same(&grouped, &whole, "mpi_run 129 ranks, groups by default");
+    assert_eq!(grouped.summary.counts["mpi-message"], 129 * 10);
     // One input of several GPUs: every part but one is empty.
     let one = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("parts-{}-ddp4.sqlite", std::process::id()));

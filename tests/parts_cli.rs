@@ -200,3 +200,52 @@ fn slurm_script_submits_the_parts_and_a_merge_that_waits_for_them() {
     );
     assert!(std::fs::read(d.join("out/run.json")).unwrap() == whole_metrics);
 }
+
+#[test]
+fn inputs_read_in_groups_convert_alike_and_a_temporary_folder_that_fails_is_named() {
+    let d = dir("groups");
+    let inputs = MpiRun::new(5).write(&d.join("ranks")).unwrap();
+    let (whole_trace, whole_metrics) = whole(&d, &inputs);
+    let out = d.join("grouped.prv.gz");
+    let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> =
+        vec![&"convert", &"-q", &"--read-groups", &"2", &"-o", &out];
+    args.extend(inputs.iter().map(|p| p as &dyn AsRef<std::ffi::OsStr>));
+    ok(prvsight(&args));
+    assert!(
+        trace(&d.join("grouped")) == whole_trace,
+        "grouped trace differs"
+    );
+    let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> =
+        vec![&"metrics", &"--json", &"--read-groups", &"2"];
+    args.extend(inputs.iter().map(|p| p as &dyn AsRef<std::ffi::OsStr>));
+    assert!(
+        ok(prvsight(&args)).stdout == whole_metrics,
+        "grouped metrics differ"
+    );
+    // Nothing is left in the temporary folder; one that cannot be written is named.
+    let tmp = d.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> =
+        vec![&"metrics", &"--json", &"--read-groups", &"3"];
+    args.extend(inputs.iter().map(|p| p as &dyn AsRef<std::ffi::OsStr>));
+    let run_in = |tmp: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_prvsight"))
+            .args(args.iter().map(|a| a.as_ref()))
+            .env("TMPDIR", tmp)
+            .output()
+            .unwrap()
+    };
+    assert!(ok(run_in(&tmp)).stdout == whole_metrics);
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "temporary parts left"
+    );
+    let failed = run_in(&d.join("no-such-folder"));
+    assert!(!failed.status.success());
+    let why = String::from_utf8_lossy(&failed.stderr);
+    assert!(
+        why.contains("no-such-folder") && why.contains("TMPDIR sets where they go"),
+        "{why}"
+    );
+}

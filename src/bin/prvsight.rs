@@ -215,6 +215,10 @@ mod cli {
         /// or off. The output is the same; for testing and benchmarks.
         #[arg(long = "read-helpers", default_value = "auto", hide = true)]
         pub read_helpers: String,
+        /// Read many inputs a group at a time: auto (past a few hundred inputs), off, or N
+        /// inputs a group. The output is the same; for testing and benchmarks.
+        #[arg(long = "read-groups", default_value = "auto", hide = true)]
+        pub read_groups: String,
     }
 
     impl Selection {
@@ -247,6 +251,8 @@ mod cli {
                 .map_err(|e| Error::Usage(format!("--read-pages: {e}")))?;
             o.read_helpers = (self.read_helpers.parse())
                 .map_err(|e| Error::Usage(format!("--read-helpers: {e}")))?;
+            o.read_groups = (self.read_groups.parse())
+                .map_err(|e| Error::Usage(format!("--read-groups: {e}")))?;
             Ok(o)
         }
     }

@@ -193,6 +193,18 @@ impl<'c> Readers<'c> {
         Reader::Runs(Box::new(runs))
     }
 
+    /// Lets go of what only opening readers needed, once every reader is open: each input's
+    /// cached statements (those that looked its tables up, a few KiB each) and its pager's list
+    /// of tables (the readers hold the tables they read).
+    pub fn opened(&mut self) {
+        for input in &self.inputs {
+            input.conn.flush_prepared_statement_cache();
+        }
+        for pager in self.pagers.iter().flatten() {
+            pager.forget_tables();
+        }
+    }
+
     /// Input `source`'s label.
     pub fn label(&self, source: usize) -> &'c str {
         self.inputs[source].label

@@ -337,6 +337,8 @@ impl<'c> KeyOrderRows<'c> {
                         .map_err(read)?;
                     self.fetched.insert(rowid, kept);
                 }
+                // The next fetch seeks again: no leaf held between fetches (one per input).
+                cursor.release();
             }
             Fetch::Sql(fetch) => {
                 let mut q = fetch.query([lo, hi]).map_err(read)?;

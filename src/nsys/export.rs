@@ -18,6 +18,9 @@ pub struct Export {
     /// long as the export, so that every pager of its file reads the one mapping.
     #[cfg(not(target_family = "wasm"))]
     mapped: Option<std::sync::Arc<dyn crate::sqlfile::MappedFile>>,
+    /// Whether its MPI receive index is built (nsys/mpi_p2p.rs): once per export, however many
+    /// readers of its inputs' groups match messages with it.
+    pub(crate) receive_index: std::cell::Cell<bool>,
 }
 
 impl Export {
@@ -85,6 +88,7 @@ impl Export {
             path: None,
             #[cfg(not(target_family = "wasm"))]
             mapped: None,
+            receive_index: std::cell::Cell::new(false),
         })
     }
 

@@ -74,8 +74,12 @@ fn world_filter_listed(ex: &Export, alias: &str) -> String {
     }
 }
 
-/// Builds the receive index of one export (TEMP table + index; the export itself is not touched).
+/// Builds the receive index of one export (TEMP table + index; the export itself is not touched),
+/// unless it was built before.
 pub fn build_receive_index(ex: &Export) -> Result<()> {
+    if ex.receive_index.get() {
+        return Ok(());
+    }
     let strings = &ex.schema.strings_table;
     let request = ex.schema.col_or_null(P2P, "requestHandle");
     let mut sql = format!(
@@ -107,7 +111,9 @@ pub fn build_receive_index(ex: &Export) -> Result<()> {
     }
     ex.conn
         .execute_batch(&sql)
-        .map_err(|e| Error::read(&ex.label, "MPI receives (to match messages)", e))
+        .map_err(|e| Error::read(&ex.label, "MPI receives (to match messages)", e))?;
+    ex.receive_index.set(true);
+    Ok(())
 }
 
 /// The sends of one export, in time order; [`decode`] numbers them per (rank, peer, tag), in

@@ -186,6 +186,9 @@ fn discover_all(
         let discovered = discover(ex, opts, families, scans.as_reader_scans(), range_names);
         // An input that shrank under discovery is the cause of whatever discovery met.
         ex.check_unchanged()?;
+        // The statements discovery cached (its tables looked up, a few KiB each) go: each input
+        // stays open until the end, however many there are.
+        ex.conn.flush_prepared_statement_cache();
         let (d, surveyed, sort_keys) = discovered?;
         discoveries.push(d);
         early.push(Mutex::new(EarlySurveys::new(scans, surveyed, sort_keys)));

@@ -14,11 +14,11 @@
 
 use std::ops::Range;
 
-use super::plan::plan_share_and_cut;
+use super::plan::{plan_share_and_cut, Plan};
 use super::split::Header;
 use super::stream;
 use crate::error::Result;
-use crate::model::{Names, Record};
+use crate::model::{Names, OutputCut, Record};
 use crate::nsys::Export;
 use crate::options::Options;
 
@@ -74,12 +74,24 @@ impl<'c> ShareReader<'c> {
         share: Range<usize>,
     ) -> Result<(ShareReader<'c>, ShareStart)> {
         let (plan, cut) = plan_share_and_cut(exports, opts, share.clone())?;
+        Self::open_planned(exports, opts, &plan, cut, share)
+    }
+
+    /// Opens the cursors of the inputs of `share` of a conversion planned as `plan` and cut as
+    /// `cut` (the plan of every input, with the share's surveys).
+    pub(crate) fn open_planned(
+        exports: &'c [Export],
+        opts: &Options,
+        plan: &Plan,
+        cut: OutputCut,
+        share: Range<usize>,
+    ) -> Result<(ShareReader<'c>, ShareStart)> {
         let mut names = Names::new();
         let mut ask = || Ok(());
         let mut reader = stream::Reader::open_share(
             exports,
             opts,
-            &plan,
+            plan,
             &mut names,
             crate::nsys::cursor::ReadThreads::NONE,
             &mut ask,

@@ -259,7 +259,9 @@ impl<'c> Reader<'c> {
             threads,
         };
         let cursors = Cursors::open(exports, cxs, queries, &plan.surveys, tuning, preparing)?;
-        for surveys in &plan.surveys {
+        // The share's surveys are taken (those left were not needed); the other inputs' wait
+        // for the readers of their own share (parts/groups.rs).
+        for surveys in &plan.surveys[share] {
             surveys
                 .lock()
                 .expect("only this thread takes surveys")

@@ -173,6 +173,11 @@ impl<'c> Pager<'c> {
         Ok(t)
     }
 
+    /// Forgets the tables looked up so far (a later [`table`](Self::table) looks again).
+    pub fn forget_tables(&self) {
+        *self.tables.borrow_mut() = FastMap::default();
+    }
+
     pub fn page_size(&self) -> usize {
         self.page_size
     }

@@ -49,6 +49,9 @@ pub struct MetricsArgs {
     /// report is the same; for testing and benchmarks).
     #[arg(long = "read-helpers", default_value = "auto", hide = true)]
     read_helpers: String,
+    /// Read many inputs a group at a time: auto, off or N inputs a group (as for convert).
+    #[arg(long = "read-groups", default_value = "auto", hide = true)]
+    read_groups: String,
 }
 
 /// `metrics IN…`: the report, as text or JSON, on standard output.
@@ -84,6 +87,8 @@ pub fn run(a: &MetricsArgs) -> Result<()> {
     opts.align = a.align.parse().map_err(Error::Usage)?;
     opts.read_helpers =
         (a.read_helpers.parse()).map_err(|e| Error::Usage(format!("--read-helpers: {e}")))?;
+    opts.read_groups =
+        (a.read_groups.parse()).map_err(|e| Error::Usage(format!("--read-groups: {e}")))?;
     let exports = open_all(&a.inputs)?;
     let report = metrics::compute(&exports, &opts, &mopts)?;
     for w in &report.warnings {

@@ -150,8 +150,9 @@ pub struct PartitionedRows<'c> {
     pub(super) aux_heads: Vec<BinaryHeap<Reverse<(i64, usize)>>>,
     /// One entry per resource not yet read: its frontier's smallest head.
     heap: BinaryHeap<Reverse<HeadKey>>,
-    /// Largest batch of one run (see [`ROW_BUDGET`]).
+    /// Largest batch of one run (see [`ROW_BUDGET`]), and the most runs read at once.
     max_batch: usize,
+    overlapping: usize,
     /// A run's first batch (see [`PartitionedRows::among`]).
     first_batch: usize,
     /// The last fetch of the run that ended last: the row handed out last may be there.
@@ -264,6 +265,7 @@ impl<'c> PartitionedRows<'c> {
             .collect();
         // One cached statement per member, re-bound for every batch of every run.
         conn.set_prepared_statement_cache_capacity(64);
+        let overlapping = most_overlapping(&survey.runs).max(1);
         let mut rows = PartitionedRows {
             conn,
             what: spec.what,
@@ -282,8 +284,8 @@ impl<'c> PartitionedRows<'c> {
             frontier: (0..survey.keys.len()).map(|_| BinaryHeap::new()).collect(),
             aux_heads: (0..survey.keys.len()).map(|_| BinaryHeap::new()).collect(),
             heap: BinaryHeap::new(),
-            max_batch: (ROW_BUDGET / (2 * most_overlapping(&survey.runs).max(1)))
-                .clamp(FIRST_BATCH, MAX_BATCH),
+            max_batch: (ROW_BUDGET / (2 * overlapping)).clamp(FIRST_BATCH, MAX_BATCH),
+            overlapping,
             first_batch: FIRST_BATCH,
             finished: RowBlock::new(spec.columns.len()),
             last: RowAt {
@@ -349,9 +351,13 @@ impl<'c> PartitionedRows<'c> {
     }
 
     /// The reader as one of `inputs` inputs read together: its runs start with smaller
-    /// batches where there are many (see [`FIRST_ROWS`]).
+    /// batches where there are many (see [`FIRST_ROWS`]), and the inputs share one
+    /// [`ROW_BUDGET`] (a thousand ranks' readers held 37 KiB of rows each otherwise).
     pub fn among(mut self, inputs: usize) -> Self {
-        self.first_batch = (FIRST_ROWS / inputs.max(1)).clamp(LEAST_FIRST_BATCH, FIRST_BATCH);
+        let inputs = inputs.max(1);
+        self.first_batch = (FIRST_ROWS / inputs).clamp(LEAST_FIRST_BATCH, FIRST_BATCH);
+        self.max_batch =
+            (ROW_BUDGET / (2 * self.overlapping * inputs)).clamp(self.first_batch, self.max_batch);
         self
     }
 
@@ -515,6 +521,7 @@ impl<'c> PartitionedRows<'c> {
             keep_page_row(o, compiled, &row, n, f).map_err(|()| damaged(file, what))?;
         }
         o.listed = upto;
+        cursor.release();
         Ok(upto - from)
     }
 

@@ -10,10 +10,28 @@ use crate::nsys::query::Partitioned;
 use crate::nsys::{gpu, host, links, nvtx, sched, Export};
 use crate::options::Family;
 
-/// The surveys and sort keys discovery made (see [`early_scans`]), for the readers to take.
+/// The surveys and sort keys discovery made (see [`early_scans`]), for the readers to take,
+/// each under its spec's [`SpecKey`].
 pub struct EarlySurveys {
-    surveys: Vec<(Spec, Option<rusqlite::Result<Option<Survey>>>)>,
-    keys: Option<(KeySpec, FoundSortKeys)>,
+    surveys: Vec<(SpecKey, Option<rusqlite::Result<Option<Survey>>>)>,
+    keys: Option<(SpecKey, FoundSortKeys)>,
+}
+
+/// What tells a reader's spec from another: two hashes of its `Debug` text (every field, so
+/// specs equal as their text is) and the text's length. Kept instead of the spec, whose small
+/// strings held ~12 KiB an input until the input's readers opened, as many inputs wait for
+/// their group's (pipeline/parts/groups.rs).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct SpecKey(u64, u64, usize);
+
+impl SpecKey {
+    pub fn of(spec: &impl std::fmt::Debug) -> SpecKey {
+        use std::hash::BuildHasher;
+        let text = format!("{spec:?}");
+        let sip = std::hash::BuildHasherDefault::<std::hash::DefaultHasher>::default();
+        let fold = foldhash::fast::FixedState::with_seed(0x9e37_79b9_7f4a_7c15);
+        SpecKey(sip.hash_one(&text), fold.hash_one(&text), text.len())
+    }
 }
 
 impl EarlySurveys {
@@ -23,24 +41,23 @@ impl EarlySurveys {
         sort_keys: FoundSortKeys,
     ) -> Self {
         EarlySurveys {
-            surveys: scans
-                .specs
-                .into_iter()
+            surveys: (scans.specs.iter().map(SpecKey::of))
                 .zip(surveyed.into_iter().map(Some))
                 .collect(),
-            keys: scans.keys.map(|spec| (spec, sort_keys)),
+            keys: scans.keys.map(|spec| (SpecKey::of(&spec), sort_keys)),
         }
     }
 
     /// The survey of `spec`, if discovery made it (each is taken once).
     pub(super) fn take(&mut self, spec: &Spec) -> Option<rusqlite::Result<Option<Survey>>> {
+        let key = SpecKey::of(spec);
         self.surveys
             .iter_mut()
-            .find(|(s, outcome)| outcome.is_some() && s == spec)
+            .find(|(k, outcome)| outcome.is_some() && *k == key)
             .and_then(|(_, outcome)| outcome.take())
     }
 
-    /// Forgets what was not taken: the readers are open (a spec is ~2 KiB an input).
+    /// Forgets what was not taken: the input's readers are open.
     pub fn clear(&mut self) {
         self.surveys = Vec::new();
         self.keys = None;
@@ -49,7 +66,7 @@ impl EarlySurveys {
     /// The keys of `spec`, if discovery collected them (taken once).
     pub(super) fn take_keys(&mut self, spec: &KeySpec) -> FoundSortKeys {
         match &mut self.keys {
-            Some((s, sort_keys)) if s == spec => sort_keys.take(),
+            Some((k, sort_keys)) if *k == SpecKey::of(spec) => sort_keys.take(),
             _ => None,
         }
     }

@@ -153,7 +153,9 @@ impl<'c> Cursors<'c> {
             };
             open.chosen.push(chosen);
         }
-        open.finish(exports, cxs, &queries, &mut readers, tuning.sort_free)
+        let cursors = open.finish(exports, cxs, &queries, &mut readers, tuning.sort_free)?;
+        readers.opened();
+        Ok(cursors)
     }
 }
 

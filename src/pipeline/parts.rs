@@ -17,6 +17,7 @@
 //! or given twice.
 
 mod format;
+pub(crate) mod groups;
 mod merge;
 mod write;
 

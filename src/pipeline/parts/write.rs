@@ -53,7 +53,7 @@ pub fn write_part(
     out: &mut impl Write,
 ) -> Result<PartWritten> {
     let share = share_range(which.part - 1, which.parts, exports.len());
-    let (mut reader, start) = ShareReader::open(exports, opts, share.clone())?;
+    let (reader, start) = ShareReader::open(exports, opts, share.clone())?;
     let labels = |r: std::ops::Range<usize>| -> Vec<String> {
         exports[r].iter().map(|ex| ex.label.clone()).collect()
     };
@@ -68,7 +68,23 @@ pub fn write_part(
         first_names: start.first_names,
         fed_names: start.fed_names,
     };
-    write_preamble(out, &preamble).map_err(|e| Error::write("a part", e))?;
+    let read = write_share(reader, &preamble, out, &mut |_| Ok(()))?;
+    Ok(PartWritten {
+        share: preamble.share,
+        plan_warnings: preamble.plan_warnings,
+        read,
+    })
+}
+
+/// Writes a part: `preamble`, `reader`'s records in frames, then what reading found. `tick`
+/// is told how many records were written, frame by frame (an `Err` stops the writing).
+pub(super) fn write_share(
+    mut reader: ShareReader,
+    preamble: &Preamble,
+    out: &mut impl Write,
+    tick: &mut dyn FnMut(u64) -> Result<()>,
+) -> Result<ShareSummary> {
+    write_preamble(out, preamble).map_err(|e| Error::write("a part", e))?;
     let mut items: Vec<Item> = Vec::with_capacity(FRAME_RECORDS + 8);
     let mut records = 0;
     while let Some(r) = reader.next_record()? {
@@ -83,6 +99,7 @@ pub fn write_part(
         if records % FRAME_RECORDS == 0 {
             write_frame(out, &items)?;
             items.clear();
+            tick(records as u64)?;
         }
     }
     if !items.is_empty() {
@@ -91,11 +108,7 @@ pub fn write_part(
     write_frame(out, &[])?;
     let read = reader.finish();
     write_trailer(out, &read).map_err(|e| Error::write("a part", e))?;
-    Ok(PartWritten {
-        share: preamble.share,
-        plan_warnings: preamble.plan_warnings,
-        read,
-    })
+    Ok(read)
 }
 
 /// The conversion's fingerprint, which every part of it computes alike: its inputs (file names
@@ -112,6 +125,7 @@ fn fingerprint(exports: &[Export], opts: &Options, header: &Header) -> Result<St
         read_ahead: _,
         read_pages: _,
         read_helpers: _,
+        read_groups: _,
         nvtx_payloads,
     } = opts;
     let mut hash = Fnv::default();
