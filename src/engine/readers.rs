@@ -120,7 +120,10 @@ pub struct Readers<'c> {
     inputs: Vec<Input<'c>>,
     /// The inputs read together, these or more: each keeps a share of fixed budgets.
     together: usize,
-    pagers: Vec<Option<Rc<Pager<'c>>>>,
+    /// Per input, its pager once a reader of it asks (a reader of a group of inputs opens
+    /// none of the others: a pager reads its file's header).
+    pagers: Vec<std::cell::OnceCell<Option<Rc<Pager<'c>>>>>,
+    page_reader: bool,
     #[cfg(not(target_family = "wasm"))]
     helpers: Option<Helpers>,
 }
@@ -144,9 +147,8 @@ impl<'c> Readers<'c> {
         let _ = helper_threads;
         Readers {
             together,
-            pagers: (inputs.iter())
-                .map(|input| Pager::shared_among(input.conn, page_reader, together))
-                .collect(),
+            pagers: inputs.iter().map(|_| std::cell::OnceCell::new()).collect(),
+            page_reader,
             #[cfg(not(target_family = "wasm"))]
             helpers: (helper_threads > 0)
                 .then(|| Helpers::new(&inputs, helper_threads, page_reader)),
@@ -157,7 +159,7 @@ impl<'c> Readers<'c> {
     /// The rows `read` describes, of input `source`.
     pub fn open(&mut self, source: usize, read: Read) -> rusqlite::Result<Rows<'c>> {
         let Input { conn, label, .. } = self.inputs[source];
-        let pager = self.pagers[source].clone();
+        let pager = self.pager(source);
         let (what, reader) = match read {
             Read::Runs(spec, survey, floors) => {
                 (spec.what, self.runs(source, spec, survey, floors))
@@ -188,9 +190,17 @@ impl<'c> Readers<'c> {
         };
         #[cfg(target_family = "wasm")]
         let _ = floors;
-        let (conn, pager) = (self.inputs[source].conn, self.pagers[source].clone());
+        let (conn, pager) = (self.inputs[source].conn, self.pager(source));
         let runs = PartitionedRows::new(conn, spec, survey, pager).among(self.together);
         Reader::Runs(Box::new(runs))
+    }
+
+    /// Input `source`'s pager, made at the first ask.
+    fn pager(&self, source: usize) -> Option<Rc<Pager<'c>>> {
+        let input = &self.inputs[source];
+        (self.pagers[source]
+            .get_or_init(|| Pager::shared_among(input.conn, self.page_reader, self.together)))
+        .clone()
     }
 
     /// Lets go of what only opening readers needed, once every reader is open: each input's
@@ -200,7 +210,7 @@ impl<'c> Readers<'c> {
         for input in &self.inputs {
             input.conn.flush_prepared_statement_cache();
         }
-        for pager in self.pagers.iter().flatten() {
+        for pager in self.pagers.iter().filter_map(|p| p.get()).flatten() {
             pager.forget_tables();
         }
     }

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use rusqlite::types::ValueRef;
-use rusqlite::Statement;
 
 use super::ids::StreamKey;
 use super::StringCache;
@@ -46,7 +45,7 @@ pub struct SourceCx<'c> {
     /// map for every input (a copy each grew with the square of the ranks).
     pub rank_sources: std::sync::Arc<FastMap<u32, usize>>,
     /// Lookup of a receive in this input's receive index (see mpi_p2p), when built.
-    pub recv_lookup: Option<Statement<'c>>,
+    pub recv_lookup: Option<super::mpi_p2p::ReceiveLookup<'c>>,
     /// Sends read so far per (rank, peer, tag): the next one's number (see mpi_p2p).
     pub sends: FastMap<SendKey, i64>,
     /// Message → number of occurrences, reported once at the end.

@@ -138,16 +138,49 @@ pub fn send_query(ex: &Export, source: usize) -> Query {
     }
 }
 
-/// Builds `ex`'s receive index and gives `cx` the statement that looks receives up in it.
+/// Builds `ex`'s receive index and gives `cx` its lookup.
 pub fn prepare_matching<'c>(ex: &'c Export, cx: &mut SourceCx<'c>) -> Result<()> {
     build_receive_index(ex)?;
-    let lookup = (ex.conn.prepare(receive_lookup_sql()))
-        .map_err(|e| Error::read(&ex.label, "MPI receives", e))?;
-    cx.recv_lookup = Some(lookup);
+    cx.recv_lookup = Some(ReceiveLookup {
+        conn: &ex.conn,
+        statement: None,
+    });
     Ok(())
 }
 
-pub fn receive_lookup_sql() -> &'static str {
+/// Looks receives up in one export's receive index; its statement is prepared at the first
+/// lookup (the contexts of every input are made for each group of a run of many ranks, and
+/// most are never asked).
+pub struct ReceiveLookup<'c> {
+    conn: &'c rusqlite::Connection,
+    statement: Option<rusqlite::Statement<'c>>,
+}
+
+impl ReceiveLookup<'_> {
+    /// The k-th receive at rank `at` from rank `from` with `tag`: its thread, when it was
+    /// posted and when it had its message.
+    fn find(
+        &mut self,
+        at: i64,
+        from: i64,
+        tag: i64,
+        k: i64,
+    ) -> rusqlite::Result<Option<(i64, i64, Option<i64>)>> {
+        let statement = match &mut self.statement {
+            Some(s) => s,
+            None => self
+                .statement
+                .insert(self.conn.prepare(receive_lookup_sql())?),
+        };
+        statement
+            .query_row(rusqlite::params![at, from, tag, k], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .optional()
+    }
+}
+
+fn receive_lookup_sql() -> &'static str {
     "SELECT gtid, posted, done FROM temp.prvsight_recv WHERE rank = ?1 AND src = ?2 AND tag = ?3 AND k = ?4"
 }
 
@@ -184,16 +217,8 @@ pub fn decode<R: Fields + ?Sized>(
     let Some(lookup) = dcx.recv_lookup.as_mut() else {
         return Ok(None);
     };
-    let found = lookup
-        .query_row(rusqlite::params![dst, me, tag, k], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, Option<i64>>(2)?,
-            ))
-        })
-        .optional()
-        .map_err(|e| Error::read(&dcx.file, "MPI receives", e))?;
+    let found =
+        (lookup.find(dst, me, tag, k)).map_err(|e| Error::read(&dcx.file, "MPI receives", e))?;
     let Some((rgtid, posted, done)) = found else {
         cxs[src].warn(format!("{P2P}: sends without a matching receive (wildcard receives, or the receiver's report is cut)"));
         return Ok(None);

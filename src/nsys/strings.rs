@@ -7,18 +7,21 @@ use crate::model::{NameId, Names};
 use crate::FastMap;
 
 pub struct StringCache<'c> {
-    lookup: Statement<'c>,
+    conn: &'c Connection,
+    /// The lookup's SQL, and the lookup once prepared: at the first string asked (the contexts
+    /// of every input are made for each group of a run of many, most never asked).
+    sql: String,
+    lookup: Option<Statement<'c>>,
     cache: FastMap<i64, NameId>,
     file: String,
 }
 
 impl<'c> StringCache<'c> {
     pub fn new(conn: &'c Connection, strings_table: &str, file: &str) -> Result<Self> {
-        let lookup = conn
-            .prepare(&format!("SELECT value FROM {strings_table} WHERE id = ?1"))
-            .map_err(|e| Error::read(file, strings_table, e))?;
         Ok(StringCache {
-            lookup,
+            conn,
+            sql: format!("SELECT value FROM {strings_table} WHERE id = ?1"),
+            lookup: None,
             cache: FastMap::default(),
             file: file.to_owned(),
         })
@@ -26,11 +29,18 @@ impl<'c> StringCache<'c> {
 
     /// The raw string of id `id`; `None` if the export has no such id.
     pub fn text(&mut self, id: i64) -> Result<Option<String>> {
-        self.lookup
+        let read = |e| Error::read(&self.file, "StringIds", e);
+        let lookup = match &mut self.lookup {
+            Some(lookup) => lookup,
+            None => self
+                .lookup
+                .insert(self.conn.prepare(&self.sql).map_err(read)?),
+        };
+        lookup
             .query_row([id], |r| r.get::<_, Option<String>>(0))
             .optional()
             .map(Option::flatten)
-            .map_err(|e| Error::read(&self.file, "StringIds", e))
+            .map_err(read)
     }
 
     /// The name of a call whose name is string `id`, with a placeholder where it has none.

@@ -1,13 +1,14 @@
 //! A conversion of many inputs (one export per rank) read a group of inputs at a time: the
-//! readers of a thousand inputs at once held ~100 KiB each (a batch per run, compiled queries,
-//! statements, the page caches' pages), and with one group's readers open at a time what the
-//! conversion holds no longer grows with them. Each group's records go to a temporary part, as
+//! readers of a thousand inputs at once held ~150 KiB each (a batch per run, compiled queries,
+//! statements, the page caches' pages); with one group's readers open at a time, what grows
+//! with the inputs is what each keeps open (its connection, receive index and plan: ~100 KiB,
+//! docs/PERFORMANCE.md "Many inputs"). Each group's records go to a temporary part, as
 //! `convert --part K/N` writes them, and the parts are merged into the sinks, as `prvsight
 //! merge` does: the same bytes as reading every input at once (pipeline/share.rs says why).
 //!
 //! The plan is made once, for every input (and with every input's surveys, which each group's
 //! readers take); every input stays open, as each group matches its MPI sends with every
-//! input's receives. The temporary parts (records in postcard's encoding, about a third of
+//! input's receives. The temporary parts (records in postcard's encoding, about a quarter of
 //! the .prv's bytes) lie in the system's temporary folder (`TMPDIR`), and go when the
 //! conversion ends, whether it succeeds or not.
 
@@ -79,7 +80,7 @@ pub(crate) fn run(
         let before = done;
         let mut tick = |n: u64| {
             done = before + n;
-            report(progress, "reading", done, estimate)
+            report(progress, "converting", done, estimate)
         };
         write_share(reader, &preamble, &mut out, &mut tick)?;
         out.flush().map_err(|e| scratch_error(&path, e))?;
