@@ -215,7 +215,7 @@ mod cli {
         /// or off. The output is the same; for testing and benchmarks.
         #[arg(long = "read-helpers", default_value = "auto", hide = true)]
         pub read_helpers: String,
-        /// Read many inputs a group at a time: auto (past a few hundred inputs), off, or N
+        /// Read many inputs a group at a time: auto (64 a group past 128 inputs), off, or N
         /// inputs a group. The output is the same; for testing and benchmarks.
         #[arg(long = "read-groups", default_value = "auto", hide = true)]
         pub read_groups: String,

@@ -15,6 +15,9 @@
 //! conversion's fingerprint (inputs' names and sizes, the options that change records, the
 //! trace), so that a merge refuses parts of another conversion or version, and a part missing
 //! or given twice.
+//!
+//! One conversion of many inputs is made of parts too ([`groups`]): it reads them a group at
+//! a time into temporary parts, which it merges.
 
 mod format;
 pub(crate) mod groups;
