@@ -82,7 +82,12 @@ pub(crate) fn run(
             done = before + n;
             report(progress, "converting", done, estimate)
         };
-        write_share(reader, &preamble, &mut out, &mut tick)?;
+        // A part that cannot be written (a full disk) is named, with where parts go.
+        let unwritten = |e| match e {
+            Error::Write { detail, .. } => scratch_error(&path, std::io::Error::other(detail)),
+            other => other,
+        };
+        write_share(reader, &preamble, &mut out, &mut tick).map_err(unwritten)?;
         out.flush().map_err(|e| scratch_error(&path, e))?;
         files.push(path);
     }
