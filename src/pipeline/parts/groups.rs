@@ -53,14 +53,45 @@ pub(crate) fn run(
     sinks: &mut [&mut dyn Sink],
     progress: &mut ProgressFn,
 ) -> Result<Summary> {
-    let groups = exports.len().div_ceil(size);
     let folder = Scratch::new()?;
+    let written = write_groups(exports, opts, &plan, &cut, size, &folder, progress);
+    // An input that shrank under the reading is the cause of whatever the reading met.
+    exports.iter().try_for_each(Export::check_unchanged)?;
+    let files = written?;
+    let mut parts = Vec::with_capacity(files.len());
+    for (k, path) in files.iter().enumerate() {
+        let file = File::open(path).map_err(|e| scratch_error(path, e))?;
+        parts.push(PartInput {
+            name: format!(
+                "temporary part {} of {} ({})",
+                k + 1,
+                files.len(),
+                path.display()
+            ),
+            bytes: Box::new(BufReader::new(file)),
+        });
+    }
+    merge(parts, sinks, progress)
+}
+
+/// Reads the inputs `size` at a time, each group's records into a part in `folder`; returns
+/// the parts' files, in order.
+fn write_groups(
+    exports: &[Export],
+    opts: &Options,
+    plan: &Plan,
+    cut: &OutputCut,
+    size: usize,
+    folder: &Scratch,
+    progress: &mut ProgressFn,
+) -> Result<Vec<PathBuf>> {
+    let groups = exports.len().div_ceil(size);
     let estimate = plan.discoveries.iter().map(|d| d.record_estimate).sum();
     let mut done = 0u64;
     let mut files = Vec::with_capacity(groups);
     for k in 0..groups {
         let share = share_range(k, groups, exports.len());
-        let (reader, start) = ShareReader::open_planned(exports, opts, &plan, cut.clone(), share)?;
+        let (reader, start) = ShareReader::open_planned(exports, opts, plan, cut.clone(), share)?;
         let preamble = Preamble {
             run: String::new(),
             part: k + 1,
@@ -72,36 +103,22 @@ pub(crate) fn run(
             first_names: start.first_names,
             fed_names: start.fed_names,
         };
-        let path = folder
-            .path
-            .join(format!("group-{}-of-{groups}.part", k + 1));
+        let path = (folder.path).join(format!("group-{}-of-{groups}.part", k + 1));
         let file = File::create(&path).map_err(|e| scratch_error(&path, e))?;
         let mut out = BufWriter::new(file);
         let before = done;
-        let mut tick = |n: u64| {
-            done = before + n;
-            report(progress, "converting", done, estimate)
-        };
+        let mut tick = |n: u64| report(progress, "converting", before + n, estimate);
         // A part that cannot be written (a full disk) is named, with where parts go.
         let unwritten = |e| match e {
             Error::Write { detail, .. } => scratch_error(&path, std::io::Error::other(detail)),
             other => other,
         };
-        write_share(reader, &preamble, &mut out, &mut tick).map_err(unwritten)?;
+        let read = write_share(reader, &preamble, &mut out, &mut tick).map_err(unwritten)?;
         out.flush().map_err(|e| scratch_error(&path, e))?;
+        done += read.records;
         files.push(path);
     }
-    // An input that shrank under the reading is the cause of whatever the reading met.
-    exports.iter().try_for_each(Export::check_unchanged)?;
-    let mut parts = Vec::with_capacity(groups);
-    for (k, path) in files.iter().enumerate() {
-        let file = File::open(path).map_err(|e| scratch_error(path, e))?;
-        parts.push(PartInput {
-            name: format!("temporary part {} of {groups} ({})", k + 1, path.display()),
-            bytes: Box::new(BufReader::new(file)),
-        });
-    }
-    merge(parts, sinks, progress)
+    Ok(files)
 }
 
 /// The error of a temporary part that cannot be written or read back.
