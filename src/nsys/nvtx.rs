@@ -285,7 +285,7 @@ impl RangeTexts {
                 &ex.conn,
                 &s.strings_table,
                 &ex.label,
-            )?),
+            )),
             false => None,
         };
         let mut named: crate::FastMap<String, u64> = crate::FastMap::default();

@@ -17,14 +17,14 @@ pub struct StringCache<'c> {
 }
 
 impl<'c> StringCache<'c> {
-    pub fn new(conn: &'c Connection, strings_table: &str, file: &str) -> Result<Self> {
-        Ok(StringCache {
+    pub fn new(conn: &'c Connection, strings_table: &str, file: &str) -> Self {
+        StringCache {
             conn,
             sql: format!("SELECT value FROM {strings_table} WHERE id = ?1"),
             lookup: None,
             cache: FastMap::default(),
             file: file.to_owned(),
-        })
+        }
     }
 
     /// The raw string of id `id`; `None` if the export has no such id.

@@ -56,7 +56,7 @@ impl<'c> SinksLinks<'c> {
             let ex = &exports[job.source];
             // What a link reads of its input: the objects of its call's thread and operation's
             // stream (nsys/links.rs).
-            let cx = input_cx(ex, plan, job.source)?;
+            let cx = input_cx(ex, plan, job.source);
             joins.push(Join {
                 source: job.source,
                 cx,

@@ -165,8 +165,8 @@ pub(crate) struct Reader<'c> {
 /// Input `src`'s decoding context with what every decoder reads: its clock shift, the trace's
 /// end, its strings, and its threads' and streams' objects (a link names both ends). The
 /// reader adds what its other families need.
-pub(super) fn input_cx<'c>(ex: &'c Export, plan: &Plan, src: usize) -> Result<SourceCx<'c>> {
-    let strings = StringCache::new(&ex.conn, &ex.schema.strings_table, &ex.label)?;
+pub(super) fn input_cx<'c>(ex: &'c Export, plan: &Plan, src: usize) -> SourceCx<'c> {
+    let strings = StringCache::new(&ex.conn, &ex.schema.strings_table, &ex.label);
     let mut cx = SourceCx::new(
         ex.label.clone(),
         plan.shifts[src],
@@ -175,7 +175,7 @@ pub(super) fn input_cx<'c>(ex: &'c Export, plan: &Plan, src: usize) -> Result<So
     );
     cx.threads = plan.thread_maps[src].clone();
     cx.streams = plan.stream_maps[src].clone();
-    Ok(cx)
+    cx
 }
 
 impl<'c> Reader<'c> {
@@ -213,7 +213,7 @@ impl<'c> Reader<'c> {
                 .iter()
                 .map(|(k, v)| (*k, names.intern(v)))
                 .collect();
-            let mut cx = input_cx(ex, plan, src)?;
+            let mut cx = input_cx(ex, plan, src);
             cx.domains = plan.domain_maps[src].clone();
             cx.categories = categories;
             cx.metric_threads = plan.metric_maps[src].clone();
