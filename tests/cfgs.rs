@@ -2,9 +2,12 @@
 //! converted representative trace (every event type, label, state and message tag it needs is
 //! there); the cfg checker catches what would make Paraver refuse or empty a view.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use common::shared_traces;
 use prvsight::nsys::Export;
 use prvsight::paraver::cfg::{self, check_cfg, Finding, Level, Severity, TraceFacts, WindowKind};
 use prvsight::paraver::check::{check_readers, CheckOptions};
@@ -305,16 +308,6 @@ fn the_default_domain_view_does_not_apply_to_ranges_of_a_named_domain_only() {
             "no window lets any event of the trace through: paramedir prints 'None of the events specified in the filter appear in the trace' and aborts",
         ]
     );
-}
-
-fn shared_traces() -> Option<PathBuf> {
-    let shared = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces"));
-    if shared.is_dir() {
-        Some(shared)
-    } else {
-        eprintln!("SKIP: ../shared/traces is not present");
-        None
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,10 +2,13 @@
 //! ../shared/traces, encoded as nsys encodes ids, deterministic, and converted by the library to
 //! exactly what each scenario's spec promises.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use common::shared_traces;
 use prvsight::model::ThreadKind;
 use prvsight::nsys::Export;
 use prvsight::paraver::ParaverWriter;
@@ -30,19 +33,6 @@ const CORE_FAMILIES: [&str; 11] = [
     "link-launch",
     "link-memory",
 ];
-
-fn shared_traces() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces"));
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!(
-            "SKIP: {} is missing; real-export comparisons skipped",
-            p.display()
-        );
-        None
-    }
-}
 
 fn scenario(name: &str) -> Scenario {
     synth::build(name, 1).unwrap_or_else(|e| panic!("{name}: {e}"))

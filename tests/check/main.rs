@@ -12,6 +12,8 @@ use prvsight::paraver::ParaverWriter;
 use prvsight::pipeline::{self, Summary};
 use prvsight::Options;
 
+#[path = "../common/mod.rs"]
+mod common;
 mod real_exports;
 mod synthetic;
 

@@ -1,6 +1,7 @@
 //! Traces converted from the real exports pass, corrupted and mutated ones fail without a panic.
 
 use super::*;
+use crate::common::shared_traces;
 
 struct Converted {
     summary: Summary,
@@ -40,16 +41,6 @@ fn exports_under(dir: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
-}
-
-fn shared_traces() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces"));
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!("SKIP: ../shared/traces is missing; real-export checks use tests/data only");
-        None
-    }
 }
 
 /// Every record the converter reports is a valid record for the checker, with the same counts.

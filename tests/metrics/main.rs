@@ -15,6 +15,8 @@ use prvsight::nsys::Export;
 use prvsight::{Error, Options};
 
 mod by_hand;
+#[path = "../common/mod.rs"]
+mod common;
 mod real_exports;
 
 // The hand-built streams the tests of `by_hand` run.

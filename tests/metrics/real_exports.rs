@@ -3,19 +3,7 @@
 
 use super::*;
 use crate::by_hand::assert_documented;
-
-fn shared_traces() -> Option<PathBuf> {
-    let p = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/traces"));
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!(
-            "SKIP: {} is missing; real-export metric tests not run",
-            p.display()
-        );
-        None
-    }
-}
+use crate::common::shared_traces;
 
 /// Every export alone, plus each folder of rank files as one multi-input trace.
 fn real_inputs(dir: &Path) -> Vec<Vec<PathBuf>> {
